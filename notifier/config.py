@@ -1,0 +1,222 @@
+"""Settings, read once from the environment and validated before anything starts.
+
+Every setting is an environment variable (documented in README.md). A malformed value stops start-up with a
+`ConfigError` that names the variable, so an operator never discovers a typo at 6 a.m. on a strike day.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from notifier.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+INSTANCE = ROOT / "instance"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All settings of one process; built by `Settings.from_env`."""
+
+    boards_file: Path
+    database_url: str
+    base_url: str
+    secret_key: str
+    debug: bool = False
+    instance_dir: Path = INSTANCE
+    outbox_dir: Path = INSTANCE / "outbox"
+    smtp_url: str | None = None
+    mail_from: str = "Notifier <notifier@localhost>"
+    twilio_account_sid: str | None = None
+    twilio_auth_token: str | None = None
+    twilio_from_number: str | None = None
+    twilio_messaging_service_sid: str | None = None
+    twilio_api_base_url: str | None = None
+    twilio_timeout: float = 10.0
+    check_interval: int = 60
+    daily_digest_at: time = time(6, 30)
+    sms_quiet_hours: tuple[time, time] | None = (time(21, 0), time(7, 0))
+    sms_per_second: float = 1.0
+    email_per_second: float = 20.0
+    sms_validity_seconds: int = 7200
+    signup_limit_per_ip: int = 30
+    signup_limit_per_contact: int = 3
+    confirmation_sms_per_hour: int = 200
+    staff_session_minutes: int = 60 * 12
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read and validate settings from `environ` (default: `os.environ`)."""
+        env = dict(os.environ if environ is None else environ)
+        instance = Path(env.get("NOTIFIER_INSTANCE_DIR") or INSTANCE)
+        debug = _flag(env, "NOTIFIER_DEBUG")
+        twilio = {
+            "twilio_account_sid": env.get("TWILIO_ACCOUNT_SID") or None,
+            "twilio_auth_token": env.get("TWILIO_AUTH_TOKEN") or None,
+            "twilio_from_number": env.get("TWILIO_FROM_NUMBER") or None,
+            "twilio_messaging_service_sid": env.get("TWILIO_MESSAGING_SERVICE_SID") or None,
+            "twilio_api_base_url": _url(env, "TWILIO_API_BASE_URL", required=False),
+        }
+        _check_twilio(twilio)
+        return cls(
+            boards_file=Path(env.get("NOTIFIER_BOARDS_FILE") or ROOT / "boards.yaml"),
+            database_url=_database_url(env, instance),
+            base_url=(_url(env, "NOTIFIER_BASE_URL", required=False) or "http://localhost:5000").rstrip("/"),
+            secret_key=env.get("NOTIFIER_SECRET_KEY") or _local_secret(instance),
+            debug=debug,
+            instance_dir=instance,
+            outbox_dir=Path(env.get("NOTIFIER_OUTBOX_DIR") or instance / "outbox"),
+            smtp_url=_smtp_url(env),
+            mail_from=env.get("NOTIFIER_MAIL_FROM") or "Notifier <notifier@localhost>",
+            twilio_timeout=_number(env, "TWILIO_TIMEOUT", 10.0, minimum=0.1),
+            check_interval=int(_number(env, "NOTIFIER_CHECK_INTERVAL", 60, minimum=1)),
+            daily_digest_at=_clock_time(env, "NOTIFIER_DAILY_DIGEST_AT", "06:30"),
+            sms_quiet_hours=_quiet_hours(env),
+            sms_per_second=_number(env, "NOTIFIER_SMS_PER_SECOND", 1.0, minimum=0.01),
+            email_per_second=_number(env, "NOTIFIER_EMAIL_PER_SECOND", 20.0, minimum=0.01),
+            sms_validity_seconds=int(_number(env, "NOTIFIER_SMS_VALIDITY", 7200, minimum=1, maximum=36000)),
+            signup_limit_per_ip=int(_number(env, "NOTIFIER_SIGNUP_LIMIT_PER_IP", 30, minimum=1)),
+            signup_limit_per_contact=int(_number(env, "NOTIFIER_SIGNUP_LIMIT_PER_CONTACT", 3, minimum=1)),
+            confirmation_sms_per_hour=int(_number(env, "NOTIFIER_CONFIRMATION_SMS_PER_HOUR", 200, minimum=1)),
+            staff_session_minutes=int(_number(env, "NOTIFIER_STAFF_SESSION_MINUTES", 720, minimum=1)),
+            extra={k: v for k, v in env.items() if k.startswith("NOTIFIER_TEST_")},
+            **twilio,
+        )
+
+    @property
+    def sms_configured(self) -> bool:
+        """True when Twilio credentials are given, so texts go to Twilio rather than the local outbox."""
+        return bool(self.twilio_account_sid and self.twilio_auth_token)
+
+    @property
+    def email_configured(self) -> bool:
+        """True when an SMTP server is given, so email goes out rather than to the local outbox."""
+        return bool(self.smtp_url)
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    value = (env.get(name) or "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    raise ConfigError(f"{name}={value!r}: expected 1/0, true/false, yes/no or on/off")
+
+
+def _number(env: Mapping[str, str], name: str, default: float, minimum: float, maximum: float | None = None) -> float:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r}: expected a number") from None
+    if value < minimum or (maximum is not None and value > maximum):
+        bounds = f"at least {minimum:g}" + (f" and at most {maximum:g}" if maximum is not None else "")
+        raise ConfigError(f"{name}={raw!r}: must be {bounds}")
+    return value
+
+
+def _url(env: Mapping[str, str], name: str, required: bool) -> str | None:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        if required:
+            raise ConfigError(f"{name} is required")
+        return None
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"{name}={raw!r}: expected an http:// or https:// URL")
+    return raw
+
+
+def _smtp_url(env: Mapping[str, str]) -> str | None:
+    raw = (env.get("NOTIFIER_SMTP_URL") or "").strip()
+    if not raw:
+        return None
+    parts = urlsplit(raw)
+    if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
+        raise ConfigError("NOTIFIER_SMTP_URL: expected smtp://user:pass@host:587 or smtps://user:pass@host:465")
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise ConfigError("NOTIFIER_SMTP_URL: the port is not a number") from None
+    return raw
+
+
+def _database_url(env: Mapping[str, str], instance: Path) -> str:
+    raw = (env.get("NOTIFIER_DATABASE_URL") or "").strip()
+    if not raw:
+        return f"sqlite:///{instance / 'notifier.sqlite3'}"
+    scheme = raw.split(":", 1)[0]
+    if not scheme.startswith(("sqlite", "postgresql", "postgres")) or "://" not in raw:
+        raise ConfigError(
+            f"NOTIFIER_DATABASE_URL={_hide_password(raw)!r}: expected sqlite:///PATH or postgresql://HOST/DB"
+        )
+    if raw.startswith("postgres://") or raw.startswith("postgresql://"):
+        # Hosting platforms hand out postgres:// URLs; SQLAlchemy wants an explicit driver.
+        raw = "postgresql+psycopg://" + raw.split("://", 1)[1]
+    return raw
+
+
+def _hide_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password:
+        return url.replace(f":{parts.password}@", ":***@")
+    return url
+
+
+def _clock_time(env: Mapping[str, str], name: str, default: str) -> time:
+    raw = (env.get(name) or default).strip()
+    try:
+        hours, minutes = raw.split(":")
+        return time(int(hours), int(minutes))
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r}: expected a time of day as HH:MM, e.g. 06:30") from None
+
+
+def _quiet_hours(env: Mapping[str, str]) -> tuple[time, time] | None:
+    name = "NOTIFIER_SMS_QUIET_HOURS"
+    raw = env.get(name, "21:00-07:00").strip()
+    if not raw:
+        return None
+    try:
+        start, end = raw.split("-")
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r}: expected HH:MM-HH:MM, e.g. 21:00-07:00, or empty to disable") from None
+    return (_clock_time({name: start}, name, start), _clock_time({name: end}, name, end))
+
+
+def _check_twilio(twilio: Mapping[str, str | None]) -> None:
+    sid, token = twilio["twilio_account_sid"], twilio["twilio_auth_token"]
+    if bool(sid) != bool(token):
+        raise ConfigError("TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN must be given together")
+    if sid and not (sid.startswith("AC") and len(sid) == 34):
+        raise ConfigError("TWILIO_ACCOUNT_SID: expected 'AC' followed by 32 characters")
+    if sid and not (twilio["twilio_from_number"] or twilio["twilio_messaging_service_sid"]):
+        raise ConfigError("TWILIO_FROM_NUMBER or TWILIO_MESSAGING_SERVICE_SID is required with TWILIO_ACCOUNT_SID")
+    sender = twilio["twilio_from_number"]
+    if sender and not (sender.startswith("+") and sender[1:].isdigit()):
+        raise ConfigError(f"TWILIO_FROM_NUMBER={sender!r}: expected an E.164 number such as +14165550100")
+
+
+def _local_secret(instance: Path) -> str:
+    """A per-installation key kept in instance/, so `make run` works without settings and links survive restarts."""
+    path = instance / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    instance.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(32)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # the web and clock processes started together; the other one wrote it
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as handle:
+        handle.write(key)
+    return key

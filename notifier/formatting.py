@@ -1,0 +1,47 @@
+"""Dates, times and small text helpers as parents read them: Toronto time, in their language.
+
+Shared by the pages (through Flask's Jinja environment) and by emails and texts (through `rendering`), so an
+effective time reads the same on the site and in a digest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from babel.dates import format_date, format_datetime, format_time, get_datetime_format
+
+from notifier.boards import TORONTO
+
+Language = str | Callable[[], str]
+
+
+def moment(value: datetime | str | None, language: str, style: str = "long") -> str:
+    """'Monday, November 23, 2026 at 12:01 a.m.' / 'lundi 23 novembre 2026 à 00 h 01', in Toronto time."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    local = value.astimezone(TORONTO)
+    if style == "short":
+        return format_datetime(local, "short", tzinfo=TORONTO, locale=_locale(language))
+    day = format_date(local, "full", locale=_locale(language))
+    clock = format_time(local, "short", tzinfo=TORONTO, locale=_locale(language))
+    # The locale's own "date at time" pattern, e.g. "{1} 'at' {0}" in English and "{1} 'à' {0}" in French.
+    pattern = str(get_datetime_format("long", locale=_locale(language))).replace("'", "")
+    return pattern.replace("{1}", day).replace("{0}", clock)
+
+
+def _locale(language: str) -> str:
+    return "fr_CA" if language == "fr" else "en_CA"
+
+
+def install_filters(env: Any, language: Language) -> None:
+    """Register the `moment` and `pick` filters on a Jinja environment; `language` may be a callable."""
+
+    def current() -> str:
+        return language() if callable(language) else language
+
+    env.filters["moment"] = lambda value, style="long": moment(value, current(), style)
+    env.filters["pick"] = lambda bilingual: bilingual.pick(current()) if bilingual is not None else ("", current())

@@ -1,0 +1,69 @@
+"""Translation catalogues: French text lives in `translations/fr/*.po`, one file per concern, merged at load time.
+
+English is the source language (the msgids), so only French needs a catalogue. The `.po` files are compiled to a
+single `messages.mo` when missing or stale, so a fresh clone, the clock and the web app all work without a
+separate build step. Used by Flask-Babel for pages and by `rendering` for emails and texts.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from babel.messages.catalog import Catalog
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from babel.support import NullTranslations, Translations
+
+from notifier.config import ROOT
+
+log = logging.getLogger(__name__)
+
+TRANSLATIONS = ROOT / "translations"
+LANGUAGES = ("en", "fr")
+
+
+def compile_catalogues(root: Path = TRANSLATIONS) -> None:
+    """Merge each language's `*.po` files into `LC_MESSAGES/messages.mo`, unless it is already up to date."""
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        sources = sorted(folder.glob("*.po"))
+        target = folder / "LC_MESSAGES" / "messages.mo"
+        if not sources:
+            continue
+        if target.exists() and target.stat().st_mtime >= max(s.stat().st_mtime for s in sources):
+            continue
+        merged = Catalog(locale=folder.name, domain="messages")
+        for source in sources:
+            with source.open("rb") as handle:
+                for message in read_po(handle, locale=folder.name):
+                    if message.id and message.string and not message.fuzzy:
+                        merged[message.id] = message
+        target.parent.mkdir(exist_ok=True)
+        try:
+            fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as handle:
+                write_mo(handle, merged)
+            os.replace(tmp, target)
+        except OSError as error:  # a read-only deploy with a stale .mo: keep serving the one there
+            log.warning("could not compile %s: %s", target, error)
+
+
+@cache
+def translations(language: str) -> NullTranslations:
+    """The compiled translations for `language` ('en' needs none)."""
+    if language == "en":
+        return NullTranslations()
+    compile_catalogues()
+    return Translations.load(str(TRANSLATIONS), [language], "messages")
+
+
+def best_language(accept_language: str | None, offered: tuple[str, ...] = LANGUAGES) -> str:
+    """The first of `offered` that an Accept-Language header prefers; English when it names neither."""
+    from werkzeug.datastructures import LanguageAccept
+    from werkzeug.http import parse_accept_header
+
+    accepted = parse_accept_header(accept_language or "", LanguageAccept)
+    return accepted.best_match(offered, default="en")

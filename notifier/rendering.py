@@ -1,0 +1,46 @@
+"""Rendering messages outside Flask (emails, texts, digests) with the same templates and catalogues as the pages.
+
+The clock process has no request and no Flask app, so it gets its own Jinja2 environment per language, with the
+i18n extension wired to `i18n.translations`. Templates live in `templates/`, never in Python strings.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from notifier import i18n
+from notifier.config import ROOT
+from notifier.formatting import install_filters
+
+TEMPLATES = ROOT / "templates"
+
+
+@cache
+def environment(language: str) -> Environment:
+    """A Jinja2 environment whose `_()`/`{% trans %}` speak `language`."""
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(["html"]),
+        undefined=StrictUndefined,
+        extensions=["jinja2.ext.i18n"],
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.install_gettext_translations(i18n.translations(language), newstyle=True)
+    install_filters(env, language)
+    env.globals["language"] = language
+    return env
+
+
+def render(template: str, language: str, **context: Any) -> str:
+    """Render `template` (a path under templates/) in `language`."""
+    return environment(language).get_template(template).render(**context)
+
+
+def gettext(language: str, message: str, **variables: Any) -> str:
+    """Translate one message outside a template (e.g. an email subject), with %-style variables."""
+    text = i18n.translations(language).gettext(message)
+    return text % variables if variables else text

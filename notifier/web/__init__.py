@@ -1,0 +1,64 @@
+"""The web application: thin blueprints over the domain core.
+
+`create_app` reads like a table of contents: settings, services, language, security, then one blueprint per
+concern. It never starts a scheduler: the clock is its own process (`python -m notifier clock`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from flask import Flask
+from flask_babel import Babel
+from flask_wtf.csrf import CSRFProtect
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from notifier import i18n
+from notifier.config import ROOT, Settings
+from notifier.formatting import install_filters
+from notifier.web.services import Services, current_language, select_language
+
+csrf = CSRFProtect()
+
+
+def create_app(test_config: dict[str, Any] | None = None) -> Flask:
+    """Build the app. `test_config` may override environment settings (NOTIFIER_*, TWILIO_*) and Flask config."""
+    overrides = dict(test_config or {})
+    env_overrides = {k: str(v) for k, v in overrides.items() if k.startswith(("NOTIFIER_", "TWILIO_"))}
+    settings = Settings.from_env({**os.environ, **env_overrides})
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    app = Flask(
+        __name__,
+        template_folder=str(ROOT / "templates"),
+        static_folder=str(ROOT / "static"),
+        instance_path=str(settings.instance_dir),
+    )
+    app.config.from_mapping(
+        SECRET_KEY=settings.secret_key,
+        DEBUG=settings.debug,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=settings.base_url.startswith("https://"),
+        BABEL_TRANSLATION_DIRECTORIES=str(i18n.TRANSLATIONS),
+        WTF_CSRF_TIME_LIMIT=None,
+    )
+    app.config.update({k: v for k, v in overrides.items() if k not in env_overrides})
+    app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1, x_host=1)  # type: ignore[method-assign]
+
+    app.extensions["notifier"] = Services.build(settings)
+    i18n.compile_catalogues()
+    Babel(app, locale_selector=select_language)
+    install_filters(app.jinja_env, current_language)
+    app.context_processor(lambda: {"language": current_language()})
+    app.jinja_env.add_extension("jinja2.ext.do")
+    csrf.init_app(app)
+
+    from notifier.web import api, health, public
+
+    app.register_blueprint(public.bp)
+    app.register_blueprint(api.bp)
+    app.register_blueprint(health.bp)
+    return app

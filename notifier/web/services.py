@@ -1,0 +1,54 @@
+"""What every request needs, built once per process: settings, the database, the board store, the page cache."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import current_app, g, request
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from notifier.boardstore import BoardStore
+from notifier.config import Settings
+from notifier.db import make_engine, make_sessionmaker
+from notifier.i18n import LANGUAGES, best_language
+from notifier.web.pagecache import PageCache
+
+LANGUAGE_COOKIE = "lang"
+
+
+@dataclass
+class Services:
+    settings: Settings
+    engine: Engine
+    sessions: sessionmaker[Session]
+    boards: BoardStore
+    pages: PageCache
+
+    @classmethod
+    def build(cls, settings: Settings) -> Services:
+        engine = make_engine(settings.database_url)
+        sessions = make_sessionmaker(engine)
+        return cls(settings, engine, sessions, BoardStore(settings.boards_file), PageCache(sessions))
+
+
+def services() -> Services:
+    """The current app's services."""
+    return current_app.extensions["notifier"]
+
+
+def select_language() -> str:
+    """The page language: an explicit ?lang=, else the remembered choice, else the browser's Accept-Language."""
+    if "language" in g:
+        return g.language
+    chosen = request.args.get("lang") or request.cookies.get(LANGUAGE_COOKIE)
+    g.language = chosen if chosen in LANGUAGES else best_language(request.headers.get("Accept-Language"))
+    return g.language
+
+
+def current_language() -> str:
+    """The language of the page being rendered ('en' outside a request)."""
+    try:
+        return select_language()
+    except RuntimeError:
+        return "en"
