@@ -1,0 +1,312 @@
+"""Shared fixtures: a fresh database per test, the app and its clients, a boards file to edit, and real peers
+(an SMTP server on loopback, a Twilio-shaped HTTP server, headless Chromium).
+
+The suite runs on SQLite by default and on PostgreSQL when NOTIFIER_DATABASE_URL points at one (CI does both).
+Provider settings are removed from the environment so a forgotten fake can never reach a real provider.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import inspect, text
+
+from notifier import migrate
+from notifier.config import ROOT, Settings
+from notifier.db import make_engine, make_sessionmaker
+from notifier.tables import metadata
+
+for _name in list(os.environ):
+    if _name.startswith("TWILIO_") or _name in ("NOTIFIER_SMTP_URL", "NOTIFIER_BASE_URL", "NOTIFIER_BOARDS_FILE"):
+        del os.environ[_name]
+
+ACCOUNT_SID = "AC" + "7" * 32
+AUTH_TOKEN = "test-auth-token"  # noqa: S105 - the fake server's, not a real secret
+SERVICE_NUMBER = "+16135550100"
+BASE_URL = "https://status.example.org"
+
+
+def free_port() -> int:
+    """A port nothing listens on now (aiosmtpd cannot take port 0)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# --- database ---------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The test database, migrated once per run: PostgreSQL if NOTIFIER_DATABASE_URL is set, else a SQLite file."""
+    given = os.environ.get("NOTIFIER_DATABASE_URL")
+    url = Settings.from_env({"NOTIFIER_DATABASE_URL": given}).database_url if given else \
+        f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.sqlite3'}"
+    engine = make_engine(url)
+    if engine.dialect.name == "postgresql":
+        with engine.begin() as connection:
+            connection.execute(text("DROP SCHEMA public CASCADE"))
+            connection.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+    migrate.upgrade(url)
+    return url
+
+
+@pytest.fixture
+def engine(database_url: str):
+    engine = make_engine(database_url)
+    yield engine
+    _empty_all_tables(engine)
+    engine.dispose()
+
+
+def _empty_all_tables(engine) -> None:
+    existing = set(inspect(engine).get_table_names())
+    with engine.begin() as connection:
+        for table in reversed(metadata.sorted_tables):
+            if table.name in existing:
+                connection.execute(table.delete())
+
+
+@pytest.fixture
+def sessions(engine):
+    """A session factory on the test database (emptied after each test)."""
+    return make_sessionmaker(engine)
+
+
+# --- files and settings -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def boards_file(tmp_path: Path) -> Path:
+    """A private copy of the real boards.yaml that a test may edit."""
+    path = tmp_path / "boards.yaml"
+    shutil.copy(ROOT / "boards.yaml", path)
+    return path
+
+
+@pytest.fixture
+def env(database_url: str, boards_file: Path, tmp_path: Path, engine) -> dict[str, str]:
+    """Environment settings for an app or a command under test (local outbox; no provider configured)."""
+    return {
+        "NOTIFIER_DATABASE_URL": database_url,
+        "NOTIFIER_BOARDS_FILE": str(boards_file),
+        "NOTIFIER_SECRET_KEY": "test-secret-key",
+        "NOTIFIER_BASE_URL": BASE_URL,
+        "NOTIFIER_INSTANCE_DIR": str(tmp_path / "instance"),
+        "NOTIFIER_OUTBOX_DIR": str(tmp_path / "outbox"),
+        "NOTIFIER_SMS_QUIET_HOURS": "",
+    }
+
+
+@pytest.fixture
+def settings(env: dict[str, str]) -> Settings:
+    return Settings.from_env(env)
+
+
+@pytest.fixture
+def app(env: dict[str, str]):
+    from notifier import create_app
+
+    app = create_app({**env, "TESTING": True})
+    yield app
+    app.extensions["notifier"].engine.dispose()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(env: dict[str, str], monkeypatch: pytest.MonkeyPatch):
+    """Runs `python -m notifier …` commands in-process with the test settings."""
+    from click.testing import CliRunner
+
+    from notifier.cli import cli
+
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+
+    class Runner:
+        def invoke(self, *args: str):
+            return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+    return Runner()
+
+
+# --- boards -----------------------------------------------------------------------------------------------------
+
+
+class BoardsFile:
+    """Edits a test's boards.yaml the way a person would: one board's fields at a time, keeping the rest."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def update(self, board_id: str, **fields) -> None:
+        from notifier.boardfile import round_trip_yaml
+
+        yaml = round_trip_yaml()
+        document = yaml.load(self.path.read_text(encoding="utf-8"))
+        board = next(b for b in document["boards"] if b["id"] == board_id)
+        for key, value in fields.items():
+            if value is None:
+                board.pop(key, None)
+            else:
+                board[key] = value
+        import io
+
+        out = io.StringIO()
+        yaml.dump(document, out)
+        self.path.write_text(out.getvalue(), encoding="utf-8")
+        # Many edits may land within one second in a test: move the mtime so file watchers notice each one.
+        stat = self.path.stat()
+        os.utime(self.path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+
+
+@pytest.fixture
+def boards(boards_file: Path) -> BoardsFile:
+    return BoardsFile(boards_file)
+
+
+def make_withdrawal(**overrides) -> dict:
+    """A withdrawal as written in boards.yaml, with sensible defaults."""
+    withdrawal = {
+        "category": "transportation",
+        "description": {"en": "No buses to secondary schools.", "fr": "Aucun autobus vers les écoles secondaires."},
+    }
+    withdrawal.update(overrides)
+    return withdrawal
+
+
+# --- real peers: SMTP, Twilio, a live server, Chromium ----------------------------------------------------------
+
+
+class SmtpInbox:
+    """What a real SMTP server on loopback received; `refuse(address, code)` makes it reject a recipient."""
+
+    def __init__(self) -> None:
+        self.envelopes: list = []
+        self.refusals: dict[str, str] = {}
+        self.connections = 0
+
+    async def handle_EHLO(self, server, session, envelope, hostname, responses):  # noqa: N802 - aiosmtpd hook
+        self.connections += 1
+        session.host_name = hostname
+        return responses
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802
+        if address in self.refusals:
+            return self.refusals[address]
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802
+        self.envelopes.append(envelope)
+        return "250 Message accepted for delivery"
+
+    def refuse(self, address: str, code: int = 550) -> None:
+        self.refusals[address] = f"{code} {'Mailbox unavailable' if code >= 500 else 'Try again later'}"
+
+    def messages(self):
+        from email import message_from_bytes, policy
+
+        return [message_from_bytes(e.content, policy=policy.default) for e in self.envelopes]
+
+
+@pytest.fixture
+def smtp_server() -> Iterator[tuple[SmtpInbox, str]]:
+    """A real SMTP server (aiosmtpd) on loopback; yields (inbox, NOTIFIER_SMTP_URL)."""
+    from aiosmtpd.controller import Controller
+
+    inbox = SmtpInbox()
+    port = free_port()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    yield inbox, f"smtp://127.0.0.1:{port}"
+    controller.stop()
+
+
+@pytest.fixture
+def twilio_server() -> Iterator:
+    """A Twilio-shaped HTTP server on loopback for the real SDK (see tests/fakes/twilio_server.py)."""
+    from tests.fakes.twilio_server import FakeTwilio
+
+    server = FakeTwilio(ACCOUNT_SID, AUTH_TOKEN).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def provider_env(env: dict[str, str], smtp_server, twilio_server) -> dict[str, str]:
+    """Settings that send through the loopback SMTP server and the Twilio-shaped server."""
+    return {
+        **env,
+        "NOTIFIER_SMTP_URL": smtp_server[1],
+        "NOTIFIER_MAIL_FROM": "School status <status@example.org>",
+        "TWILIO_ACCOUNT_SID": ACCOUNT_SID,
+        "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
+        "TWILIO_FROM_NUMBER": SERVICE_NUMBER,
+        "TWILIO_API_BASE_URL": twilio_server.url,
+    }
+
+
+@pytest.fixture
+def live_server(app) -> Iterator[str]:
+    """The app served over HTTP on loopback (for the browser); yields its base URL."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", free_port(), app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's headless Chromium driven by Playwright (no browser download)."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Debian's chromium is not installed: run `make test` (it installs it) or apt-get install chromium")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A phone-sized page."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, locale="en-CA")
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def axe():
+    """Run axe-core (WCAG 2.0 A + AA) on a Playwright page; call `axe(page)` and it fails the test on violations."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    checker = Axe()
+
+    def check(page) -> None:
+        results = checker.run(page, options={"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa"]},
+                                             "resultTypes": ["violations"]})
+        assert results.violations_count == 0, results.generate_report()
+
+    return check
