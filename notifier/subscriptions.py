@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from notifier.db import Base, UtcDateTime, utcnow
@@ -36,6 +36,8 @@ class Subscriber(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     language: Mapped[str] = mapped_column(String(2), default="en")
+    # Also tell me when a status announced ahead takes effect ("now in effect"); off unless the parent asks.
+    notify_on_effect: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
     contacts: Mapped[list[Contact]] = relationship(back_populates="subscriber", cascade="all, delete-orphan")

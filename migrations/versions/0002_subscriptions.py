@@ -20,6 +20,7 @@ def upgrade() -> None:
         "subscribers",
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("language", sa.String(2), nullable=False),
+        sa.Column("notify_on_effect", sa.Boolean(), nullable=False),
         sa.Column("created_at", UtcDateTime(), nullable=False),
     )
     op.create_table(
