@@ -75,18 +75,19 @@ def run(
         session.flush()
         cycle_id = cycle.id
     try:
-        snapshot = boardfile.load(boards_path)
+        with sessions() as session, session.begin():
+            # The file is read under the lock, so a staff save (which writes and records under the same lock)
+            # is never diffed against a stale read.
+            hold_lock(session, "cycle")
+            snapshot = boardfile.load(boards_path)
+            changes = record(session, snapshot.status, snapshot.version, cycle_id, now)
     except BoardFileError as error:
         problems = [str(p) for p in error.problems]
         for problem in problems:
             log.error("boards file invalid, keeping the last good state: %s", problem)
         _finish(sessions, cycle_id, "invalid", "\n".join(problems), None)
         return CycleResult(cycle_id, "invalid", problems=problems)
-
     try:
-        with sessions() as session, session.begin():
-            hold_lock(session, "cycle")
-            changes = record(session, snapshot.status, snapshot.version, cycle_id, now)
         result = CycleResult(cycle_id, "ok", changes=changes)
         for step in after_record:
             step(sessions, result, now)
@@ -100,11 +101,14 @@ def run(
     return result
 
 
-def record(session: Session, status: StatusFile, version: str, cycle_id: int | None, now: datetime) -> list[Change]:
+def record(
+    session: Session, status: StatusFile, version: str, cycle_id: int | None, now: datetime, notify: bool = True
+) -> list[Change]:
     """Diff the file against the stored state, store change events and the new state; return the changes.
 
     The very first cycle (no stored state at all) only stores the state: nobody is messaged about the
-    state of the world when the service starts.
+    state of the world when the service starts. With `notify=False` (a staff edit with "notify parents" off) the
+    events are kept for the history but never sent. The caller holds `hold_lock(session, "cycle")`.
     """
     states = {state.board_id: state for state in session.scalars(select(BoardState))}
     first_cycle = not states
@@ -117,7 +121,7 @@ def record(session: Session, status: StatusFile, version: str, cycle_id: int | N
         if took_effect:
             board_changes.append(took_effect)
         for change in board_changes:
-            session.add(_event(change, cycle_id, board, now))
+            session.add(_event(change, cycle_id, board, now, notify))
         changes += board_changes
         data = board.model_dump(mode="json", exclude_none=True)
         pending = board.effective if board.effective and board.effective > now else None
@@ -139,7 +143,7 @@ def _took_effect(state: BoardState | None, board: Board, now: datetime) -> Chang
     return None
 
 
-def _event(change: Change, cycle_id: int | None, board: Board, now: datetime) -> ChangeEvent:
+def _event(change: Change, cycle_id: int | None, board: Board, now: datetime, notify: bool) -> ChangeEvent:
     return ChangeEvent(
         cycle_id=cycle_id,
         board_id=change.board_id,
@@ -149,6 +153,7 @@ def _event(change: Change, cycle_id: int | None, board: Board, now: datetime) ->
         before=change.before,
         after=change.after,
         urgent=change.urgent,
+        notify=notify,
         effective_at=board.effective,
         recorded_at=now,
     )

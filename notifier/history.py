@@ -55,6 +55,8 @@ class ChangeEvent(Base):
     before: Mapped[Any] = mapped_column(JSON, nullable=True)
     after: Mapped[Any] = mapped_column(JSON, nullable=True)
     urgent: Mapped[bool] = mapped_column(Boolean, default=False)
+    # False for edits published with "notify parents" off (a typo fix): shown in history, never sent.
+    notify: Mapped[bool] = mapped_column(Boolean, default=True)
     effective_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     recorded_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow, index=True)
 

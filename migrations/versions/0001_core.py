@@ -44,6 +44,7 @@ def upgrade() -> None:
         sa.Column("before", sa.JSON(), nullable=True),
         sa.Column("after", sa.JSON(), nullable=True),
         sa.Column("urgent", sa.Boolean(), nullable=False),
+        sa.Column("notify", sa.Boolean(), nullable=False, server_default=sa.true()),
         sa.Column("effective_at", UtcDateTime(), nullable=True),
         sa.Column("recorded_at", UtcDateTime(), nullable=False),
     )
