@@ -56,15 +56,16 @@ class SmtpChannel(Channel):
         email["Date"] = formatdate(localtime=False)
         domain = parseaddr(self.mail_from)[1].rpartition("@")[2] or "localhost"
         email["Message-ID"] = f"<{message.reference}@{domain}>"
+        email.set_content(message.text)
+        if message.html:
+            email.add_alternative(message.html, subtype="html")
+        # After the body: add_alternative moves Content-* headers into the first part.
         email["Content-Language"] = message.language
         for name, value in message.headers.items():
             if name in email:
                 email.replace_header(name, value)
             else:
                 email[name] = value
-        email.set_content(message.text)
-        if message.html:
-            email.add_alternative(message.html, subtype="html")
         return email
 
     def _send(self, message: Message) -> Receipt:

@@ -28,6 +28,11 @@ ERROR_TEXT = {
 }
 
 
+def _public(message: dict) -> dict:
+    """A message as Twilio shows it: without the fake's own bookkeeping (keys starting with "_")."""
+    return {k: v for k, v in message.items() if not k.startswith("_")}
+
+
 class FakeTwilio:
     """Start with `FakeTwilio(account_sid, auth_token).start()`; `.url` is the base to give the SDK."""
 
@@ -125,7 +130,8 @@ class FakeTwilio:
                         and (since is None or m["_created"] >= datetime.fromisoformat(since.replace("Z", "+00:00")))
                     ]
                 self._json(200, {
-                    "messages": list(reversed(found)), "end": max(len(found) - 1, 0), "first_page_uri": parts.path,
+                    "messages": [_public(m) for m in reversed(found)], "end": max(len(found) - 1, 0),
+                    "first_page_uri": parts.path,
                     "next_page_uri": None, "page": 0, "page_size": 50, "previous_page_uri": None, "start": 0,
                     "uri": self.path,
                 })
@@ -138,7 +144,7 @@ class FakeTwilio:
                 return True
 
             def _json(self, status: int, body: dict) -> None:
-                data = json.dumps({k: v for k, v in body.items() if not k.startswith("_")}).encode()
+                data = json.dumps(_public(body)).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
