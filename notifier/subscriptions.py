@@ -8,13 +8,21 @@ which board and panel the family follows. Consent evidence lives in `Consent` ro
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint, select
+from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from notifier.db import Base, UtcDateTime, utcnow
+from notifier.masking import mask
+
+log = logging.getLogger(__name__)
+
+# An opted-out contact keeps its row (so START can resume it and old links stay harmless) but not its address:
+# the address is replaced by this prefix and its keyed hash (see `consent.address_hash`).
+FORGOTTEN = "#"
 
 
 class ContactStatus(StrEnum):
@@ -33,6 +41,7 @@ class Subscriber(Base):
     """One family: their language and, through contacts and follows, how and about what to reach them."""
 
     __tablename__ = "subscribers"
+    __table_args__ = {"sqlite_autoincrement": True}  # ids in signed links must never be reused
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     language: Mapped[str] = mapped_column(String(2), default="en")
@@ -48,7 +57,8 @@ class Contact(Base):
     """One address on one channel. `seen_event_id` is the newest change event already covered by a digest."""
 
     __tablename__ = "contacts"
-    __table_args__ = (UniqueConstraint("channel", "address", name="uq_contacts_channel_address"),)
+    __table_args__ = (UniqueConstraint("channel", "address", name="uq_contacts_channel_address"),
+                      {"sqlite_autoincrement": True})  # ids in unsubscribe links must never be reused
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     subscriber_id: Mapped[int] = mapped_column(ForeignKey("subscribers.id", ondelete="CASCADE"), index=True)
@@ -95,3 +105,64 @@ class Consent(Base):
     language: Mapped[str] = mapped_column(String(2), default="en")
     note: Mapped[str] = mapped_column(Text, default="")
     at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+# --- the contact lifecycle ------------------------------------------------------------------------------------
+
+
+def find_contact(session: Session, channel: str, address: str) -> Contact | None:
+    """The contact for this address, including an opted-out one whose address was replaced by its hash."""
+    from notifier import consent
+
+    found = session.scalars(select(Contact).where(Contact.channel == channel, Contact.address == address)).first()
+    if found is None:
+        forgotten = FORGOTTEN + consent.address_hash(session, address)
+        found = session.scalars(
+            select(Contact).where(Contact.channel == channel, Contact.address == forgotten)
+        ).first()
+    return found
+
+
+def activate(session: Session, contact: Contact, address: str, now: datetime | None = None) -> None:
+    """Make `contact` active at `address`: it hears about changes from now on, not about old news."""
+    from notifier.history import latest_event_id
+
+    now = now or utcnow()
+    contact.address = address
+    contact.status = ContactStatus.ACTIVE.value
+    contact.confirmed_at = now
+    contact.status_changed_at = now
+    contact.seen_event_id = latest_event_id(session)
+
+
+def mark_opted_out(session: Session, channel: str, address: str, method: str, source: str) -> None:
+    """The person said stop (STOP, one-click unsubscribe, Twilio 21610): never write to them again.
+
+    The contact is set opted out and its address erased (only its keyed hash stays, so START can resume it), and
+    a "withdrawn" consent row is recorded. Calling it again for the same address changes nothing.
+    """
+    from notifier import consent
+
+    contact = find_contact(session, channel, address)
+    already = consent.has_withdrawn(session, channel, address)
+    if contact is not None and contact.status != ContactStatus.OPTED_OUT.value:
+        contact.status = ContactStatus.OPTED_OUT.value
+        contact.status_changed_at = utcnow()
+        already = False
+    if contact is not None:
+        contact.address = FORGOTTEN + consent.address_hash(session, address)
+    if not already:
+        consent.record(session, channel=channel, address=address, action=consent.WITHDRAWN, method=method,
+                       source=source, subscriber_id=contact.subscriber_id if contact else None,
+                       language=contact.subscriber.language if contact else "en")
+        log.info("%s %s opted out (%s, %s)", channel, mask(address), method, source)
+
+
+def mark_invalid(session: Session, channel: str, address: str, reason: str) -> None:
+    """The provider says this address cannot receive (Twilio 21211/21614, SMTP 5xx): stop sending to it."""
+    contact = find_contact(session, channel, address)
+    if contact is None or contact.status in (ContactStatus.INVALID.value, ContactStatus.OPTED_OUT.value):
+        return
+    contact.status = ContactStatus.INVALID.value
+    contact.status_changed_at = utcnow()
+    log.info("%s %s marked invalid: %s", channel, mask(address), reason)

@@ -1,5 +1,7 @@
 """Every module that declares tables, imported together so `Base.metadata` is complete (tests, tooling)."""
 
+import notifier.consent  # noqa: F401 - the consent hash key (subscriptions)
+import notifier.ratelimit  # noqa: F401 - rate-limit counters (subscriptions)
 from notifier import cycle, history, subscriptions  # noqa: F401
 from notifier.db import Base
 

@@ -1,4 +1,4 @@
-"""Subscribers, their contacts, what they follow, and consent records.
+"""Subscribers, their contacts, what they follow, consent records, the consent hash key and rate-limit counters.
 
 Revision ID: 0002
 Revises: 0001
@@ -22,6 +22,7 @@ def upgrade() -> None:
         sa.Column("language", sa.String(2), nullable=False),
         sa.Column("notify_on_effect", sa.Boolean(), nullable=False),
         sa.Column("created_at", UtcDateTime(), nullable=False),
+        sqlite_autoincrement=True,
     )
     op.create_table(
         "contacts",
@@ -37,6 +38,7 @@ def upgrade() -> None:
         sa.Column("status_changed_at", UtcDateTime(), nullable=True),
         sa.Column("seen_event_id", sa.Integer(), nullable=False),
         sa.UniqueConstraint("channel", "address", name="uq_contacts_channel_address"),
+        sqlite_autoincrement=True,
     )
     op.create_index("ix_contacts_subscriber_id", "contacts", ["subscriber_id"])
     op.create_index("ix_contacts_status", "contacts", ["status"])
@@ -68,9 +70,22 @@ def upgrade() -> None:
     )
     op.create_index("ix_consents_subscriber_id", "consents", ["subscriber_id"])
     op.create_index("ix_consents_address_hash", "consents", ["address_hash"])
+    op.create_table(
+        "consent_keys",
+        sa.Column("id", sa.Integer(), primary_key=True),
+        sa.Column("key", sa.String(64), nullable=False),
+    )
+    op.create_table(
+        "rate_counters",
+        sa.Column("key", sa.String(160), primary_key=True),
+        sa.Column("window_start", sa.BigInteger(), primary_key=True),
+        sa.Column("count", sa.Integer(), nullable=False),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("rate_counters")
+    op.drop_table("consent_keys")
     op.drop_table("consents")
     op.drop_table("follows")
     op.drop_table("contacts")
