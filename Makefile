@@ -9,7 +9,7 @@ export NOTIFIER_DEBUG ?= 1
 ## make run: create the virtualenv, apply migrations, start the web app and the clock (Procfile, via honcho)
 run: $(VENV)/.runtime
 	$(BIN)/python -m notifier db upgrade
-	$(BIN)/honcho start web clock
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start web clock
 
 ## make test: the whole suite (the browser tests use Debian's chromium, installed here if missing)
 test: $(VENV)/.dev browser

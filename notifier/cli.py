@@ -28,6 +28,7 @@ def settings() -> Settings:
 def cli() -> None:
     """notifier: school status for Ontario parents during labour disruptions."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
 @cli.command()
