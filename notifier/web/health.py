@@ -1,11 +1,20 @@
-"""/healthz: is the service serving, is the database reachable, and is boards.yaml valid right now?"""
+"""/healthz: is the service serving, is the database reachable, and is boards.yaml valid right now?
+
+For load balancers and operators: "ok" (all well), "degraded" (serving, but boards.yaml on disk is invalid, so the
+last good state, or the state recorded in the database, is shown; the problems are listed with file:line), or
+"failing" (503: nothing can be served, or the database is unreachable).
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, jsonify
 from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.wrappers import Response
 
+from notifier.boardstore import DATABASE
 from notifier.history import last_cycle
 from notifier.web.services import services
 
@@ -14,16 +23,16 @@ bp = Blueprint("health", __name__)
 
 @bp.get("/healthz")
 def healthz() -> tuple[Response, int]:
-    """200 while pages can be served (even from the last good file, marked "degraded"); 503 otherwise."""
+    """200 while pages can be served (even from the last good state, marked "degraded"); 503 otherwise."""
     store = services().boards
     store.refresh()
-    body: dict = {"boards_file": {"valid": not store.problems, "problems": store.problems}}
+    boards_file: dict[str, Any] = {"path": str(store.path), "valid": not store.problems, "problems": store.problems}
+    body: dict[str, Any] = {"boards_file": boards_file}
     good = store.last_good
     if good is not None:
-        body["boards_file"]["version"] = good.version
-        body["boards_file"]["boards"] = len(good.status.boards)
-        if store.problems:
-            body["boards_file"]["serving"] = "last good version"
+        boards_file["version"] = good.version
+        boards_file["boards"] = len(good.status.boards)
+        boards_file["serving"] = _serving(store.source, bool(store.problems))
     try:
         with services().sessions() as session:
             session.execute(text("SELECT 1"))
@@ -31,10 +40,16 @@ def healthz() -> tuple[Response, int]:
         body["database"] = "ok"
         if cycle:
             body["last_cycle"] = {"started_at": cycle.started_at.isoformat(), "outcome": cycle.outcome}
-    except Exception as error:  # noqa: BLE001 - any database failure means "not healthy"
+    except SQLAlchemyError as error:
         body["database"] = f"unavailable: {type(error).__name__}"
     serving = good is not None and body["database"] == "ok"
     body["status"] = ("ok" if store.healthy else "degraded") if serving else "failing"
     response = jsonify(body)
     response.headers["Cache-Control"] = "no-store"
     return response, 200 if serving else 503
+
+
+def _serving(source: str | None, invalid: bool) -> str:
+    if source == DATABASE:
+        return "last recorded state (database)"
+    return "last good version" if invalid else "current file"

@@ -1,4 +1,7 @@
-"""Public pages: every board at a glance, one page per board, an Atom feed per board, and the language toggle."""
+"""Public pages: every board at a glance, one page per board, an Atom feed per board, and the language toggle.
+
+Every page is rendered once per generation (see `pagecache`) and served as bytes; views only pick the cached page.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +9,20 @@ import unicodedata
 from datetime import UTC, datetime
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
+from werkzeug.exceptions import NotFound
 from werkzeug.wrappers import Response
 
+from notifier.boardfile import Snapshot
 from notifier.boards import Board, Panel, now_toronto
+from notifier.errors import BoardFileError
 from notifier.history import board_history
 from notifier.i18n import LANGUAGES
 from notifier.web.pagecache import respond
 from notifier.web.services import LANGUAGE_COOKIE, select_language, services
 
 bp = Blueprint("public", __name__)
+
+MAX_QUERY = 100
 
 
 @bp.before_app_request
@@ -33,21 +41,18 @@ def remember_language() -> Response | None:
 
 @bp.get("/")
 def index() -> Response:
+    """All boards, disrupted first; `?q=` filters by name (a plain form: no JavaScript needed)."""
     language = select_language()
-    store = services().boards
-    snapshot = store.snapshot
-    query = request.args.get("q", "").strip()[:100]
-    if query:
-        response = Response(_render_index(snapshot.status.boards, language, query))
-        response.headers["Cache-Control"] = "public, max-age=30"
-        return response
-    page = services().pages.get(("index", language), snapshot.version, _modified(snapshot.mtime), "text/html",
-                                lambda: _render_index(snapshot.status.boards, language, ""))
+    snapshot = services().boards.snapshot
+    query = " ".join(request.args.get("q", "").split())[:MAX_QUERY]
+    page = services().pages.get(("index", language, _fold(query)), snapshot, "text/html",
+                                lambda: _render_index(snapshot, query))
     return respond(page)
 
 
 @bp.get("/boards/<board_id>")
 def board(board_id: str) -> Response:
+    """One board: status first, then each panel, withdrawn services, and the history of changes."""
     language = select_language()
     snapshot = services().boards.snapshot
     found = snapshot.status.by_id().get(board_id) or abort(404)
@@ -58,13 +63,12 @@ def board(board_id: str) -> Response:
         return render_template("public/board.html", board=found, panels=list(Panel), history=history,
                                upcoming=found.is_upcoming(now_toronto()))
 
-    page = services().pages.get(("board", board_id, language), snapshot.version, _modified(snapshot.mtime),
-                                "text/html", build)
-    return respond(page)
+    return respond(services().pages.get(("board", board_id, language), snapshot, "text/html", build))
 
 
 @bp.get("/boards/<board_id>/feed.atom")
 def feed(board_id: str) -> Response:
+    """An Atom feed of the board's status changes, in the reader's language."""
     language = select_language()
     snapshot = services().boards.snapshot
     found = snapshot.status.by_id().get(board_id) or abort(404)
@@ -73,24 +77,42 @@ def feed(board_id: str) -> Response:
     def build() -> str:
         with services().sessions() as session:
             history = board_history(session, board_id)
-        updated = max([_modified(snapshot.mtime), *(e.recorded_at for e in history)])
+        status_updated = found.updated_at or _file_time(snapshot)
+        updated = max([status_updated, *(e.recorded_at for e in history)])
+        page_url = f"{base}{url_for('public.board', board_id=board_id)}?lang={language}"
         return render_template(
             "public/feed.atom", board=found, history=history, version=snapshot.version, updated=updated,
-            feed_id=f"{base}/boards/{board_id}/feed.atom?lang={language}",
+            status_updated=status_updated, upcoming=found.is_upcoming(now_toronto()), page_url=page_url,
+            feed_id=f"{base}{url_for('public.feed', board_id=board_id)}?lang={language}",
             self_url=f"{base}{url_for('public.feed', board_id=board_id)}?lang={language}",
-            page_url=f"{base}{url_for('public.board', board_id=board_id)}?lang={language}",
         )
 
-    page = services().pages.get(("feed", board_id, language), snapshot.version, _modified(snapshot.mtime),
-                                "application/atom+xml", build)
-    return respond(page)
+    return respond(services().pages.get(("feed", board_id, language), snapshot, "application/atom+xml", build))
 
 
-def _render_index(boards: tuple[Board, ...], language: str, query: str) -> str:
+@bp.app_errorhandler(404)
+def not_found(error: NotFound) -> tuple[str | dict[str, str], int]:
+    """A page in the reader's language that helps them find their board (the API answers in JSON)."""
+    if request.path.startswith("/api/"):
+        return {"error": "not-found"}, 404
+    return render_template("public/error.html", code=404), 404
+
+
+@bp.app_errorhandler(BoardFileError)
+def unavailable(error: BoardFileError) -> tuple[str, int, dict[str, str]]:
+    """boards.yaml was never valid and nothing is recorded: say so plainly, and ask caches to retry soon."""
+    return render_template("public/error.html", code=503), 503, {"Retry-After": "60", "Cache-Control": "no-store"}
+
+
+def _render_index(snapshot: Snapshot, query: str) -> str:
+    boards = snapshot.status.boards
+    language = select_language()
     chosen = [b for b in boards if _matches(b, query)] if query else list(boards)
     chosen.sort(key=lambda b: (-b.worst_status.severity, -len(b.withdrawals), _fold(b.display_name(language))))
+    now = now_toronto()
     return render_template(
-        "public/index.html", boards=chosen, total=len(boards), query=query,
+        "public/index.html", boards=chosen, total=len(boards), query=query, as_of=_file_time(snapshot),
+        upcoming={b.id for b in chosen if b.is_upcoming(now)},
         disrupted=[b for b in chosen if b.is_disrupted], calm=[b for b in chosen if not b.is_disrupted],
     )
 
@@ -105,5 +127,5 @@ def _matches(board: Board, query: str) -> bool:
     return any(needle in _fold(text) for text in (board.name, board.name_fr or "", board.id))
 
 
-def _modified(mtime: float) -> datetime:
-    return datetime.fromtimestamp(int(mtime), UTC)
+def _file_time(snapshot: Snapshot) -> datetime:
+    return datetime.fromtimestamp(int(snapshot.mtime), UTC)

@@ -27,9 +27,11 @@ class Services:
 
     @classmethod
     def build(cls, settings: Settings) -> Services:
+        """Connect to the database and load boards.yaml (falling back to the recorded state if it is invalid)."""
         engine = make_engine(settings.database_url)
         sessions = make_sessionmaker(engine)
-        return cls(settings, engine, sessions, BoardStore(settings.boards_file), PageCache(sessions))
+        store = BoardStore(settings.boards_file, sessions=sessions)
+        return cls(settings, engine, sessions, store, PageCache(sessions))
 
 
 def services() -> Services:
