@@ -91,3 +91,8 @@ def upgrade() -> None:
         Path(config.database_url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
     migrate.upgrade(config.database_url)
     click.echo("database is up to date")
+
+
+from notifier.cli_staff import staff_group  # noqa: E402 - registered last; it imports `settings` from here
+
+cli.add_command(staff_group)

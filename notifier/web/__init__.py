@@ -57,8 +57,10 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     csrf.init_app(app)
 
     from notifier.web import api, health, public
+    from notifier.web.staff import bp as staff_bp
 
     app.register_blueprint(public.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(health.bp)
+    app.register_blueprint(staff_bp)
     return app

@@ -1,0 +1,254 @@
+"""The staff console (/staff): sign in by emailed link, edit one board, preview what parents get, publish.
+
+Views only parse, check who is asking, call the domain (`signin`, `editform`, `publishing`, `digests`) and
+render. Every refusal (not signed in, session expired, another board, bad link, missing CSRF token) is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from functools import wraps
+
+from flask import Blueprint, abort, g, redirect, render_template, request, session, url_for
+from flask_wtf.csrf import CSRFError
+from werkzeug.wrappers import Response
+
+from notifier import audit, editform, editing, publishing, signin, staff
+from notifier.boards import Board, Category, now_toronto
+from notifier.changes import diff
+from notifier.db import transaction, utcnow
+from notifier.errors import BoardFileError
+from notifier.masking import mask_email
+from notifier.web.services import select_language, services
+
+log = logging.getLogger(__name__)
+
+bp = Blueprint("staff", __name__, url_prefix="/staff")
+
+
+def _ip() -> str:
+    return request.remote_addr or "?"
+
+
+def _signed_in() -> staff.StaffMember | None:
+    """The staff member of this session, or None when signed out, expired, or the account was removed."""
+    staff_id, since = session.get("staff_id"), session.get("signed_in_at")
+    if staff_id is None or since is None:
+        return None
+    minutes = services().settings.staff_session_minutes
+    if time.time() - float(since) > minutes * 60:
+        log.warning("staff console refused: session of staff %s expired, from %s", staff_id, _ip())
+        session.clear()
+        return None
+    with services().sessions() as db:
+        member = db.get(staff.StaffMember, staff_id)
+        if member is None:
+            log.warning("staff console refused: account %s no longer exists, from %s", staff_id, _ip())
+            session.clear()
+            return None
+        g.staff_boards = staff.boards_of(db, member)
+        return member
+
+
+def signed_in(view):
+    """Only for a signed-in staff member (as `g.staff`); others go to the sign-in page (POSTs are refused)."""
+
+    @wraps(view)
+    def wrapper(*args, **kwargs):
+        member = _signed_in()
+        if member is None:
+            if request.method != "GET":
+                log.warning("staff console refused: %s %s without a valid session, from %s", request.method,
+                            request.path, _ip())
+                return render_template("staff/signed_out.html"), 401
+            return redirect(url_for("staff.signin_form", next=request.path))
+        g.staff = member
+        return view(*args, **kwargs)
+
+    return wrapper
+
+
+def _board_for(board_id: str) -> Board:
+    """The board as it is now, if the signed-in member may edit it (403 otherwise, 404 if there is none)."""
+    member = g.staff
+    if not (member.is_admin or board_id in g.staff_boards):
+        log.warning("staff console refused: %s may not edit board %r, from %s", mask_email(member.email),
+                    board_id, _ip())
+        abort(403)
+    board = services().boards.snapshot.status.by_id().get(board_id)
+    if board is None:
+        abort(404)
+    return board
+
+
+@bp.errorhandler(CSRFError)
+def csrf_refused(error: CSRFError) -> tuple[str, int]:
+    log.warning("staff console refused: %s %s, CSRF: %s, from %s", request.method, request.path, error.description,
+                _ip())
+    return render_template("staff/refused.html", reason="csrf"), 400
+
+
+@bp.errorhandler(403)
+def forbidden(_error) -> tuple[str, int]:
+    return render_template("staff/refused.html", reason="board"), 403
+
+
+# --- signing in and out -----------------------------------------------------------------------------------------
+
+
+@bp.get("/signin")
+def signin_form() -> str:
+    return render_template("staff/signin.html", next=_safe_next(request.args.get("next")), error=None)
+
+
+@bp.post("/signin")
+def signin_request() -> tuple[str, int] | str:
+    email = request.form.get("email", "").strip()[:320]
+    with transaction(services().sessions) as db:
+        outcome = signin.request_link(
+            db, services().settings, email, _ip(), select_language(), utcnow(),
+            link_for=lambda token: f"{services().settings.base_url}{url_for('staff.signin_link', token=token)}",
+        )
+    if outcome is signin.Outcome.INVALID:
+        return render_template("staff/signin.html", next="", error="email", email=email), 400
+    if outcome is signin.Outcome.LIMITED:
+        return render_template("staff/signin.html", next="", error="limited", email=email), 429
+    return render_template("staff/signin_sent.html", minutes=int(signin.LINK_LIFETIME.total_seconds() // 60))
+
+
+@bp.get("/signin/<token>")
+def signin_link(token: str) -> str:
+    """The emailed link shows a button: mail scanners that open links must not use up the single use."""
+    return render_template("staff/signin_confirm.html", token=token)
+
+
+@bp.post("/signin/<token>")
+def signin_confirm(token: str) -> Response | tuple[str, int]:
+    with transaction(services().sessions) as db:
+        member = signin.redeem(db, token, utcnow(), _ip())
+        member_id = member.id if member else None
+    if member_id is None:
+        return render_template("staff/refused.html", reason="link"), 400
+    session.clear()
+    session["staff_id"] = member_id
+    session["signed_in_at"] = time.time()
+    log.info("staff %s signed in from %s", member_id, _ip())
+    return redirect(url_for("staff.index"))
+
+
+@bp.post("/signout")
+def signout() -> Response:
+    session.clear()
+    return redirect(url_for("staff.signin_form"))
+
+
+def _safe_next(target: str | None) -> str:
+    return target if target and target.startswith("/staff/") and "//" not in target else ""
+
+
+# --- boards -----------------------------------------------------------------------------------------------------
+
+
+@bp.get("/")
+@signed_in
+def index() -> str:
+    boards = services().boards.snapshot.status.boards
+    mine = [b for b in boards if g.staff.is_admin or b.id in g.staff_boards]
+    mine.sort(key=lambda b: (-b.worst_status.severity, b.display_name(select_language())))
+    return render_template("staff/index.html", boards=mine, now=now_toronto())
+
+
+@bp.route("/boards/<board_id>", methods=["GET", "POST"])
+@signed_in
+def edit(board_id: str) -> str | tuple[str, int]:
+    current = _board_for(board_id)
+    snapshot = services().boards.snapshot
+    if request.method == "GET":
+        return _edit_page(current, editform.from_board(current), snapshot.version, current)
+    form = editform.from_fields(request.form)
+    base = editform.decode_base(request.form.get("base", "")) or current
+    version = request.form.get("version", "")
+    action = request.form.get("action", "preview")
+    if action == "edit":
+        return _edit_page(current, editform.with_blank_rows(form), version, base)
+    edited, errors = editform.validate(form, base)
+    if errors:
+        return _edit_page(current, editform.with_blank_rows(form), version, base, errors=errors), 400
+    if action == "publish":
+        return _publish(current, edited, base, version, form.notify)
+    preview = _preview(base, edited)
+    if action == "test":
+        sent = _send_test(preview[select_language()])
+        return _preview_page(current, form, version, base, edited, preview, test_sent=sent)
+    return _preview_page(current, form, version, base, edited, preview)
+
+
+def _edit_page(board: Board, form: editform.EditForm, version: str, base: Board, errors=None, conflict=None,
+               published=None) -> str:
+    return render_template("staff/edit.html", board=board, form=form, version=version,
+                           base=editform.encode_base(base), errors=errors or {}, conflict=conflict,
+                           published=published, now=now_toronto(), categories=[c.value for c in Category])
+
+
+def _publish(current: Board, edited: Board, base: Board, version: str, notify: bool) -> str | tuple[str, int]:
+    try:
+        result = publishing.publish(services().settings, services().sessions, edited, base, version, utcnow(),
+                                    notify, g.staff.email, _ip())
+    except editing.EditConflict as conflict:
+        log.warning("staff edit of %s by %s not saved: the board changed meanwhile", current.id,
+                    mask_email(g.staff.email))
+        fresh = conflict.current
+        return _edit_page(fresh, editform.from_board(fresh), services().boards.snapshot.version, fresh,
+                          conflict=conflict.changes), 409
+    except BoardFileError as error:
+        log.error("staff edit of %s not saved: boards.yaml is invalid on disk: %s", current.id, error)
+        return render_template("staff/refused.html", reason="file"), 503
+    services().boards.refresh(force=True)
+    saved = result.saved
+    return _edit_page(saved.new, editform.from_board(saved.new), saved.version, saved.new,
+                      published={"changes": saved.changes, "notify": notify})
+
+
+def _preview(old: Board, new: Board) -> dict:
+    from notifier import digests
+
+    changes = diff(old, new)
+    with services().sessions() as db:
+        counts = digests.audience(db, new.id, changes, utcnow())
+    previews = {language: digests.preview(old, new, language, services().settings) for language in ("en", "fr")}
+    return {"changes": changes, "audience": counts, **previews}
+
+
+def _preview_page(board: Board, form: editform.EditForm, version: str, base: Board, edited: Board, preview: dict,
+                  test_sent: bool | None = None) -> str:
+    return render_template("staff/preview.html", board=board, form=form, version=version,
+                           base=editform.encode_base(base), edited=edited, preview=preview, test_sent=test_sent,
+                           now=now_toronto())
+
+
+def _send_test(preview) -> bool:
+    """Send the preview email to the signed-in staff member only (never to parents)."""
+    from notifier import channels, rendering
+    from notifier.channels import EMAIL, Message
+    from notifier.errors import DeliveryError
+
+    language = select_language()
+    subject = rendering.gettext(language, "[Test] %(subject)s", subject=preview.email_subject)
+    message = Message(channel=EMAIL, to=g.staff.email, text=preview.email_text, html=preview.email_html or None,
+                      subject=subject, language=language, reference=f"staff-test-{g.staff.id}-{int(time.time())}")
+    try:
+        channels.build(services().settings)[EMAIL].send(message)
+    except DeliveryError as error:
+        log.error("test email to %s failed: %s", mask_email(g.staff.email), error)
+        return False
+    return True
+
+
+@bp.get("/boards/<board_id>/history")
+@signed_in
+def history(board_id: str) -> str:
+    board = _board_for(board_id)
+    with services().sessions() as db:
+        entries = audit.for_board(db, board_id)
+    return render_template("staff/history.html", board=board, entries=entries)
