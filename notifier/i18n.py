@@ -28,6 +28,8 @@ LANGUAGES = ("en", "fr")
 
 def compile_catalogues(root: Path = TRANSLATIONS) -> None:
     """Merge each language's `*.po` files into `LC_MESSAGES/messages.mo`, unless it is already up to date."""
+    if not root.is_dir():
+        return
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
         sources = sorted(folder.glob("*.po"))
         target = folder / "LC_MESSAGES" / "messages.mo"
