@@ -93,6 +93,9 @@ def upgrade() -> None:
     click.echo("database is up to date")
 
 
+from notifier import cli_status  # noqa: E402 - digests: status and worker commands
 from notifier.cli_staff import staff_group  # noqa: E402 - registered last; it imports `settings` from here
 
 cli.add_command(staff_group)
+cli.add_command(cli_status.status)
+cli.add_command(cli_status.worker)

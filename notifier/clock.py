@@ -1,54 +1,108 @@
 """The clock process (`python -m notifier clock`): the only scheduler, in a process of its own.
 
 A scheduler inside web workers would run once per worker and message every parent several times, so the web app
-never starts one. Jobs are plain functions; `python -m notifier tick` runs the same cycle once.
+never starts one. Jobs are plain functions; `python -m notifier tick` runs the same cycle once. The clock runs a
+cycle every NOTIFIER_CHECK_INTERVAL seconds, once more at NOTIFIER_DAILY_DIGEST_AT for the daily summaries, and
+within about two seconds of `request_wakeup` (the staff console's "publish": a flag in the database, polled).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier import cycle
 from notifier.config import Settings
 from notifier.cycle import AfterRecord, CycleResult
-from notifier.db import make_engine, make_sessionmaker
+from notifier.db import make_engine, make_sessionmaker, utcnow
+from notifier.outbox import ClockState
 
 log = logging.getLogger(__name__)
 
-
-def cycle_steps(settings: Settings) -> list[AfterRecord]:
-    """What runs after changes are recorded: planning digests, then draining the outbox."""
-    return []
+WAKEUP = "wakeup"
+POLL_SECONDS = 2
 
 
-def tick(settings: Settings, sessions: sessionmaker[Session] | None = None) -> CycleResult:
-    """Run one whole cycle: record changes from boards.yaml, plan digests, deliver."""
+def cycle_steps(settings: Settings, deliver: bool = True) -> list[AfterRecord]:
+    """What runs after changes are recorded: planning digests, then (unless `deliver` is False) draining the outbox."""
+    from notifier import delivery, planning
+
+    def plan(sessions: sessionmaker[Session], result: CycleResult, now: datetime) -> None:
+        planning.plan(sessions, settings, now)
+
+    def drain(sessions: sessionmaker[Session], result: CycleResult, now: datetime) -> None:
+        delivery.drain(sessions, settings, now)
+
+    return [plan, drain] if deliver else [plan]
+
+
+def tick(settings: Settings, sessions: sessionmaker[Session] | None = None, deliver: bool = True) -> CycleResult:
+    """Run one whole cycle: record changes from boards.yaml, plan digests, and (if `deliver`) send what is due."""
     if sessions is None:
         sessions = make_sessionmaker(make_engine(settings.database_url))
-    return cycle.run(sessions, str(settings.boards_file), after_record=cycle_steps(settings))
+    return cycle.run(sessions, str(settings.boards_file), after_record=cycle_steps(settings, deliver))
+
+
+def request_wakeup(sessions: sessionmaker[Session]) -> None:
+    """Ask the clock process to run a cycle and drain the outbox within about two seconds."""
+    with sessions() as session, session.begin():
+        state = session.get(ClockState, WAKEUP, with_for_update=True)
+        if state is None:
+            session.add(ClockState(name=WAKEUP, number=1, at=utcnow()))
+        else:
+            state.number, state.at = state.number + 1, utcnow()
+
+
+def wakeups(sessions: sessionmaker[Session]) -> int:
+    """How many wake-ups were ever requested (the clock compares it with the count it last saw)."""
+    with sessions() as session:
+        state = session.get(ClockState, WAKEUP)
+        return state.number if state else 0
+
+
+class Clock:
+    """The clock's jobs, sharing one lock so two cycles of this process never drain side by side."""
+
+    def __init__(self, settings: Settings, sessions: sessionmaker[Session]) -> None:
+        self.settings, self.sessions = settings, sessions
+        self.lock = threading.Lock()
+        self.seen_wakeups = wakeups(sessions)
+
+    def cycle(self) -> CycleResult:
+        with self.lock:
+            return tick(self.settings, self.sessions)
+
+    def poll_wakeup(self) -> None:
+        requested = wakeups(self.sessions)
+        if requested != self.seen_wakeups:
+            self.seen_wakeups = requested
+            log.info("wake-up requested: running a cycle now")
+            self.cycle()
 
 
 def main(settings: Settings) -> None:
     """Run the scheduler until stopped (SIGTERM/SIGINT)."""
     from apscheduler.schedulers.blocking import BlockingScheduler
+    from apscheduler.triggers.cron import CronTrigger
 
-    sessions = make_sessionmaker(make_engine(settings.database_url))
+    clock = Clock(settings, make_sessionmaker(make_engine(settings.database_url)))
     scheduler = BlockingScheduler(
         timezone="America/Toronto",
         job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300},
     )
-    scheduler.add_job(tick, "interval", seconds=settings.check_interval, args=(settings, sessions),
-                      id="cycle", replace_existing=True, next_run_time=_now())
-    log.info("clock started: a cycle every %s s on %s", settings.check_interval, settings.boards_file)
+    scheduler.add_job(clock.cycle, "interval", seconds=settings.check_interval, id="cycle", replace_existing=True,
+                      next_run_time=utcnow())
+    daily = settings.daily_digest_at
+    scheduler.add_job(clock.cycle, CronTrigger(hour=daily.hour, minute=daily.minute, timezone="America/Toronto"),
+                      id="daily-digest", replace_existing=True)
+    scheduler.add_job(clock.poll_wakeup, "interval", seconds=POLL_SECONDS, id="wakeup", replace_existing=True,
+                      misfire_grace_time=POLL_SECONDS * 5)
+    log.info("clock started: a cycle every %s s on %s, daily summaries at %s America/Toronto",
+             settings.check_interval, settings.boards_file, daily.strftime("%H:%M"))
     try:
         scheduler.start()
     except (KeyboardInterrupt, SystemExit):
         log.info("clock stopped")
-
-
-def _now():
-    from notifier.db import utcnow
-
-    return utcnow()

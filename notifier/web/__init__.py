@@ -58,9 +58,11 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     from notifier.web import api, health, public
     from notifier.web.staff import bp as staff_bp
+    from notifier.web.twilio_status import bp as twilio_status_bp
 
     app.register_blueprint(public.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(staff_bp)
+    app.register_blueprint(twilio_status_bp)
     return app

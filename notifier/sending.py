@@ -1,0 +1,256 @@
+"""The sending side of a drain: build each claimed row's message, send it under the channel's rate limit, and
+record the outcome in its own short transaction; reconcile what a dead process left in flight.
+
+Temporary failures go back to `pending` with exponential backoff and jitter; permanent ones mark the contact
+(opted out for Twilio 21610/30004, invalid otherwise) and fail the row, which is never retried.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from notifier import digest_render, links, quiet_hours
+from notifier.boards import Board
+from notifier.channels import EMAIL, SMS, Channel, Message
+from notifier.config import Settings
+from notifier.db import utcnow
+from notifier.digests import Event
+from notifier.errors import PermanentDeliveryError, TemporaryDeliveryError
+from notifier.history import BoardState, ChangeEvent
+from notifier.masking import mask
+from notifier.outbox import OutboxRow, RowStatus, event_ids
+from notifier.subscriptions import Contact, ContactStatus, Subscriber, mark_invalid, mark_opted_out
+
+log = logging.getLogger(__name__)
+OPT_OUT_CODES = {21610, 30004}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One claimed row, ready to send."""
+
+    row_id: int
+    channel: str
+    address: str
+    message: Message
+    attempts: int
+    claim: str | None
+    claimed_at: datetime | None
+
+
+def limits(settings: Settings, channel: str) -> tuple[int, float]:
+    """(concurrency, messages per second) for `channel`, from settings."""
+    if channel == SMS:
+        return settings.sms_concurrency, settings.sms_per_second
+    return settings.email_concurrency, settings.email_per_second
+
+
+class RateLimiter:
+    """At most `rate` sends per second across every thread of this process (a simple schedule of slots)."""
+
+    def __init__(self, rate: float) -> None:
+        self.interval = 1.0 / rate
+        self.next_slot = time.monotonic()
+        self.lock = threading.Lock()
+
+    def wait(self) -> None:
+        with self.lock:
+            now = time.monotonic()
+            slot = max(now, self.next_slot)
+            self.next_slot = slot + self.interval
+        if slot > now:
+            time.sleep(slot - now)
+
+
+class Progress:
+    """Logs a long send's progress every ten seconds, so an operator watching the clock's log sees it move."""
+
+    def __init__(self, channel: str, stats) -> None:
+        self.channel, self.stats = channel, stats
+        self.started = self.last = time.monotonic()
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if now - self.last >= 10:
+            self.last = now
+            sent = self.stats.sent.get(self.channel, 0)
+            log.info("%s: %d sent so far (%.0f/s), %d retrying, %d failed", self.channel, sent,
+                     sent / max(now - self.started, 0.001), self.stats.retrying.get(self.channel, 0),
+                     self.stats.failed.get(self.channel, 0))
+
+
+class MessageBuilder:
+    """Turns claimed rows into messages; renders each distinct digest once per language and channel."""
+
+    def __init__(self, sessions: sessionmaker[Session], settings: Settings) -> None:
+        self.sessions, self.settings = sessions, settings
+        self.events: dict[int, Event] = {}
+        self.rendered: dict[tuple[str, str, str], digest_render.Rendered] = {}
+        with sessions() as session:
+            self.boards = {s.board_id: Board.model_validate(s.data) for s in session.scalars(select(BoardState))}
+
+    def build(self, ids: list[int]) -> tuple[list[Job], list[int]]:
+        """Jobs for the rows `ids`, and the ids of rows whose contact may no longer receive anything."""
+        with self.sessions() as session:
+            rows = session.execute(
+                select(OutboxRow.id, OutboxRow.channel, OutboxRow.event_ids, OutboxRow.digest_key,
+                       OutboxRow.attempts, OutboxRow.claim, OutboxRow.claimed_at, Contact.id, Contact.address,
+                       Contact.status, Subscriber.id, Subscriber.language)
+                .join(Contact, Contact.id == OutboxRow.contact_id)
+                .join(Subscriber, Subscriber.id == Contact.subscriber_id)
+                .where(OutboxRow.id.in_(ids))
+            ).all()
+            wanted = {i for row in rows for i in event_ids(row[2])} - self.events.keys()
+            for event in session.scalars(select(ChangeEvent).where(ChangeEvent.id.in_(wanted))):
+                self.events[event.id] = Event.from_row(event)
+        jobs, gone = [], []
+        for row in rows:
+            row_id, channel, stored, key, attempts, claim, claimed_at, contact_id, address, status, sub_id, lang = row
+            if status != ContactStatus.ACTIVE.value:
+                gone.append(row_id)
+                continue
+            rendered = self._render(stored, lang, channel)
+            headers = {}
+            if channel == EMAIL:
+                unsubscribe = links.unsubscribe_url(self.settings, contact_id)
+                rendered = rendered.with_links(links.manage_url(self.settings, sub_id), unsubscribe)
+                headers = {"List-Unsubscribe": f"<{unsubscribe}>",
+                           "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
+            message = Message(channel, address, rendered.text, f"digest-{row_id}.{key}", lang,
+                              rendered.subject or None, rendered.html, headers)
+            jobs.append(Job(row_id, channel, address, message, attempts, claim, claimed_at))
+        return jobs, gone
+
+    def jobs(self, ids: list[int], token: str, stats, channel: str) -> list[Job]:
+        """`build`, cancelling at once the rows of contacts who opted out or became invalid meanwhile."""
+        jobs, gone = self.build(ids)
+        if gone:
+            with self.sessions() as session, session.begin():
+                session.execute(update(OutboxRow).where(OutboxRow.id.in_(gone), OutboxRow.claim == token)
+                                .values(status=RowStatus.CANCELLED.value, last_error="contact no longer active"))
+            stats.add("cancelled", channel, len(gone))
+        return jobs
+
+    def _render(self, stored: str, language: str, channel: str) -> digest_render.Rendered:
+        key = (stored, language, channel)
+        if key not in self.rendered:
+            chosen = [self.events[i] for i in event_ids(stored) if i in self.events]
+            self.rendered[key] = digest_render.render_digest(chosen, self.boards, language, channel, self.settings)
+        return self.rendered[key]
+
+
+def sender(sessions: sessionmaker[Session], settings: Settings, channel: Channel, jobs, limiter: RateLimiter,
+           token: str, stats, progress: Progress) -> None:
+    """A sending thread: take jobs until a None arrives; one provider session (SMTP connection) throughout."""
+    with channel.session():
+        while (job := jobs.get()) is not None:
+            limiter.wait()
+            try:
+                receipt = channel.send(job.message)
+            except PermanentDeliveryError as error:
+                record_permanent(sessions, job, token, error)
+                stats.add("failed", job.channel)
+            except (TemporaryDeliveryError, OSError) as error:
+                kind = record_temporary(sessions, settings, job, token, error)
+                stats.add(kind, job.channel)
+            else:
+                record_sent(sessions, job.row_id, token, receipt.provider_id)
+                stats.add("sent", job.channel)
+            progress.tick()
+
+
+def record_sent(sessions: sessionmaker[Session], row_id: int, token: str | None, provider_id: str) -> None:
+    """The provider accepted the message: say so at once, in a transaction of its own."""
+    with sessions() as session, session.begin():
+        session.execute(update(OutboxRow).where(OutboxRow.id == row_id, OutboxRow.claim == token)
+                        .values(status=RowStatus.SENT.value, provider_id=provider_id, sent_at=utcnow()))
+
+
+def record_temporary(sessions: sessionmaker[Session], settings: Settings, job: Job, token: str,
+                     error: Exception) -> str:
+    """Back to pending after a backoff, or failed after `max_attempts`; returns "retrying" or "failed"."""
+    attempts = job.attempts + 1
+    give_up = attempts >= settings.max_attempts
+    values = {"attempts": attempts, "last_error": str(error)[:500],
+              "status": RowStatus.FAILED.value if give_up else RowStatus.PENDING.value}
+    if not give_up:
+        values["due_at"] = utcnow() + quiet_hours.backoff(attempts, settings.retry_base_seconds)
+    with sessions() as session, session.begin():
+        session.execute(update(OutboxRow).where(OutboxRow.id == job.row_id, OutboxRow.claim == token).values(values))
+    if give_up:
+        log.error("%s to %s failed %d times; giving up: %s", job.channel, mask(job.address), attempts, error)
+    return "failed" if give_up else "retrying"
+
+
+def record_permanent(sessions: sessionmaker[Session], job: Job, token: str, error: PermanentDeliveryError) -> None:
+    """Fail the row, mark the contact, and cancel its other unsent digests: never retried."""
+    with sessions() as session, session.begin():
+        session.execute(update(OutboxRow).where(OutboxRow.id == job.row_id, OutboxRow.claim == token)
+                        .values(status=RowStatus.FAILED.value, last_error=str(error)[:500]))
+        contact_id = session.scalar(select(OutboxRow.contact_id).where(OutboxRow.id == job.row_id))
+        session.execute(update(OutboxRow).where(OutboxRow.contact_id == contact_id,
+                                                OutboxRow.status == RowStatus.PENDING.value)
+                        .values(status=RowStatus.CANCELLED.value, last_error="contact marked"))
+        if job.channel == SMS and _code(error) in OPT_OUT_CODES:
+            mark_opted_out(session, job.channel, job.address, "provider", f"twilio {_code(error)}")
+        else:
+            mark_invalid(session, job.channel, job.address, str(error)[:200])
+
+
+def _code(error: PermanentDeliveryError) -> int | None:
+    try:
+        return int(error.code) if error.code is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def reconcile(sessions: sessionmaker[Session], settings: Settings, name: str, now: datetime, factory,
+              stats) -> None:
+    """Rows a dead process left in `sending`: texts Twilio already has are recorded as sent; the rest go back."""
+    from notifier.delivery import orphaned
+
+    lease = timedelta(seconds=settings.claim_lease_seconds)
+    with sessions() as session:
+        rows = session.execute(select(OutboxRow.id, OutboxRow.claim, OutboxRow.claimed_at)
+                               .where(OutboxRow.status == RowStatus.SENDING.value, OutboxRow.channel == name)).all()
+    stale = [row.id for row in rows if orphaned(row.claim, row.claimed_at, utcnow(), lease)]
+    if not stale:
+        return
+    channel = factory(name)
+    find_sent = getattr(channel, "find_sent", None)
+    jobs, _ = MessageBuilder(sessions, settings).build(stale)
+    found = back = 0
+    for job in jobs:
+        provider_id = None
+        if find_sent is not None:
+            since = (job.claimed_at or utcnow()) - timedelta(minutes=2)
+            try:
+                matches = find_sent(job.address, since, job.message.text)
+            except (TemporaryDeliveryError, PermanentDeliveryError) as error:
+                log.warning("could not reconcile %s to %s yet: %s", name, mask(job.address), error)
+                continue
+            provider_id = matches[0].sid if matches else None
+        with sessions() as session, session.begin():
+            row = update(OutboxRow).where(OutboxRow.id == job.row_id, OutboxRow.claim == job.claim,
+                                          OutboxRow.status == RowStatus.SENDING.value)
+            if provider_id:
+                session.execute(row.values(status=RowStatus.SENT.value, provider_id=provider_id, sent_at=utcnow()))
+                found += 1
+            else:
+                session.execute(row.values(status=RowStatus.PENDING.value, due_at=min(now, utcnow())))
+                back += 1
+    missing = set(stale) - {job.row_id for job in jobs}
+    if missing:  # their contact is gone: send nothing
+        with sessions() as session, session.begin():
+            session.execute(update(OutboxRow).where(OutboxRow.id.in_(missing))
+                            .values(status=RowStatus.CANCELLED.value))
+    stats.add("reconciled", name, found + back)
+    log.warning("%s: reconciled %d message(s) left in flight: %d already sent (recorded), %d to send again",
+                name, found + back, found, back)
