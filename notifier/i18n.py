@@ -63,9 +63,17 @@ def translations(language: str) -> NullTranslations:
 
 
 def best_language(accept_language: str | None, offered: tuple[str, ...] = LANGUAGES) -> str:
-    """The first of `offered` that an Accept-Language header prefers; English when it names neither."""
-    from werkzeug.datastructures import LanguageAccept
-    from werkzeug.http import parse_accept_header
-
-    accepted = parse_accept_header(accept_language or "", LanguageAccept)
-    return accepted.best_match(offered, default="en")
+    """The first of `offered` that an Accept-Language header prefers (fr-CA counts as fr); English otherwise."""
+    ranked: list[tuple[float, int, str]] = []
+    for position, item in enumerate((accept_language or "").split(",")):
+        tag, _, params = item.strip().partition(";")
+        quality = 1.0
+        if params.strip().startswith("q="):
+            try:
+                quality = float(params.strip()[2:])
+            except ValueError:
+                quality = 0.0
+        primary = tag.strip().lower().split("-")[0]
+        if primary in offered and quality > 0:
+            ranked.append((-quality, position, primary))
+    return min(ranked)[2] if ranked else "en"
