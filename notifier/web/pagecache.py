@@ -44,7 +44,7 @@ class PageCache:
 
     def __init__(self, sessions: sessionmaker[Session], check_every: float = 1.0, max_pages: int = 2000) -> None:
         self._sessions = sessions
-        self._check_every = check_every
+        self.check_every = check_every
         self._max_pages = max_pages
         self._pages: dict[Hashable, Page] = {}
         self._generation: tuple[str, int, int] | None = None
@@ -57,7 +57,7 @@ class PageCache:
     def history_position(self) -> tuple[int, datetime | None]:
         """The newest change event (id, recorded_at), re-read at most once per `check_every` seconds."""
         now = time.monotonic()
-        if now - self._history_checked >= self._check_every:
+        if now - self._history_checked >= self.check_every:
             with self._sessions() as session:
                 row = session.execute(
                     select(ChangeEvent.id, ChangeEvent.recorded_at).order_by(ChangeEvent.id.desc()).limit(1)

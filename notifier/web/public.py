@@ -108,8 +108,10 @@ def _render_index(snapshot: Snapshot, query: str) -> str:
     boards = snapshot.status.boards
     language = select_language()
     chosen = [b for b in boards if _matches(b, query)] if query else list(boards)
-    chosen.sort(key=lambda b: (-b.worst_status.severity, -len(b.withdrawals), _fold(b.display_name(language))))
     now = now_toronto()
+    # Most disruptive first; at the same level, what is in effect before what is announced ahead.
+    chosen.sort(key=lambda b: (-b.worst_status.severity, b.is_upcoming(now), -len(b.withdrawals),
+                               _fold(b.display_name(language))))
     return render_template(
         "public/index.html", boards=chosen, total=len(boards), query=query, as_of=_file_time(snapshot),
         upcoming={b.id for b in chosen if b.is_upcoming(now)},
