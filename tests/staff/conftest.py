@@ -122,3 +122,31 @@ def console(client, settings, tdsb_staff) -> Console:
     signed = Console(client, settings)
     signed.sign_in(TDSB_STAFF)
     return signed
+
+
+def make_subscriber(sessions, board_id: str = "tdsb", email: str = "parent@example.org", language: str = "en",
+                    frequency: str = "immediate", phone: str | None = None) -> int:
+    """An active subscriber following both panels of `board_id`, by email (and SMS when `phone` is given)."""
+    from notifier.history import latest_event_id
+    from notifier.subscriptions import Contact, Follow, Subscriber
+
+    with transaction(sessions) as session:
+        seen = latest_event_id(session)
+        subscriber = Subscriber(language=language)
+        session.add(subscriber)
+        session.flush()
+        contacts = [("email", email)] + ([("sms", phone)] if phone else [])
+        for channel, address in contacts:
+            session.add(Contact(subscriber_id=subscriber.id, channel=channel, address=address, status="active",
+                                frequency=frequency, seen_event_id=seen))
+        for panel in ("elementary", "secondary"):
+            session.add(Follow(subscriber_id=subscriber.id, board_id=board_id, panel=panel))
+        return subscriber.id
+
+
+@pytest.fixture
+def first_cycle(settings, sessions):
+    """The clock has seen the file once (its first cycle only records the state of the world)."""
+    from notifier import clock
+
+    return clock.tick(settings, sessions)
