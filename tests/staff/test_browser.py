@@ -1,0 +1,83 @@
+"""The whole journey in headless Chromium on a phone-sized screen: sign in → edit → preview → publish, EN and FR,
+with axe-core finding no WCAG 2.0 A/AA violation on any page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from notifier import boardfile
+from tests.staff.conftest import TDSB_STAFF, latest_signin_link, make_staff
+
+pytestmark = pytest.mark.browser
+
+WORDS = {
+    "en": {"send": "Email me a sign-in link", "sign_in": "Sign in", "preview": "Preview what parents will receive",
+           "publish": "Publish and notify parents", "published": "Published", "status": "Board status",
+           "message": "In English", "test": "Send me a test email"},
+    "fr": {"send": "M’envoyer un lien de connexion", "sign_in": "Se connecter",
+           "preview": "Voir ce que les parents recevront", "publish": "Publier et aviser les parents",
+           "published": "Publié", "status": "Statut du conseil", "message": "En français",
+           "test": "M’envoyer un courriel d’essai"},
+}
+
+
+def sign_in(page, live_server, settings, axe, language: str) -> None:
+    words = WORDS[language]
+    page.goto(f"{live_server}/staff/signin?lang={language}")
+    axe(page)
+    page.get_by_label("Work email address" if language == "en" else "Adresse courriel professionnelle").fill(TDSB_STAFF)
+    page.get_by_role("button", name=words["send"]).click()
+    axe(page)
+    link = latest_signin_link(settings.outbox_dir, TDSB_STAFF).replace(settings.base_url, live_server)
+    page.goto(link)
+    axe(page)
+    page.get_by_role("button", name=words["sign_in"], exact=True).click()
+    axe(page)
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_sign_in_edit_preview_and_publish_on_a_phone(page, live_server, settings, sessions, axe, language):
+    words = WORDS[language]
+    make_staff(sessions, TDSB_STAFF, ["tdsb"])
+    sign_in(page, live_server, settings, axe, language)
+    page.get_by_role("link", name="Toronto District School Board").click()
+    axe(page)
+    page.get_by_label(words["status"]).select_option("closed")
+    page.get_by_label(words["message"], exact=True).fill(
+        "Schools are closed today." if language == "en" else "Les écoles sont fermées aujourd’hui.")
+    page.get_by_role("button", name=words["preview"]).click()
+    axe(page)
+    page.get_by_role("button", name=words["test"]).click()
+    axe(page)
+    page.get_by_role("button", name=words["publish"]).click()
+    assert page.get_by_role("heading", name=words["published"]).is_visible()
+    axe(page)
+    assert boardfile.load(settings.boards_file).status.by_id()["tdsb"].status == "closed"
+    page.get_by_role("link", name="Qui a modifié ce conseil, et quand" if language == "fr"
+                     else "Who changed this board, and when").click()
+    axe(page)
+
+
+def test_a_field_error_page_passes_axe(page, live_server, settings, sessions, axe):
+    make_staff(sessions, TDSB_STAFF, ["tdsb"])
+    sign_in(page, live_server, settings, axe, "en")
+    page.goto(f"{live_server}/staff/boards/tdsb")
+    page.get_by_label("Link to the board's announcement, in English").fill("not a link")
+    page.get_by_role("button", name=WORDS["en"]["preview"]).click()
+    assert page.get_by_text("Enter a full web address").first.is_visible()
+    axe(page)
+
+
+def test_the_edit_form_fits_a_390_pixel_wide_phone(page, live_server, settings, sessions, axe, tmp_path: Path):
+    make_staff(sessions, TDSB_STAFF, ["tdsb"])
+    sign_in(page, live_server, settings, axe, "fr")
+    page.goto(f"{live_server}/staff/boards/tdsb")
+    shot = tmp_path / "edit-form-390.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    for name in ("status", "effective", "message_en", "w0_category", "notify"):
+        box = page.locator(f"#{name}").bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390 and box["height"] >= 24, name
