@@ -164,8 +164,8 @@ def test_every_page_has_a_title_landmarks_and_a_skip_link(client, job_action):
         assert "<title>" in html and "<h1>" in html, url
 
 
-def test_the_board_page_leaves_a_block_for_the_sign_up_form():
+def test_the_index_and_board_pages_leave_a_block_for_the_sign_up_form():
     from notifier.config import ROOT
 
-    assert "{% block subscribe %}{% endblock %}" in (ROOT / "templates/public/board.html").read_text()
-    assert "{% block subscribe %}{% endblock %}" in (ROOT / "templates/public/index.html").read_text()
+    for template in ("board.html", "index.html"):
+        assert "{% block subscribe %}" in (ROOT / "templates/public" / template).read_text()
