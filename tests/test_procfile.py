@@ -1,0 +1,93 @@
+"""Every Procfile target starts: the web line's app factory and gunicorn options, and the commands of clock and
+release (which really applies the migrations)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from notifier.config import ROOT
+
+
+def procfile() -> dict[str, list[str]]:
+    """Procfile lines as argument lists, with ${VAR:-default} replaced by its default."""
+    import re
+
+    lines = {}
+    for line in (ROOT / "Procfile").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, command = line.split(":", 1)
+            lines[name.strip()] = shlex.split(re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", command))
+    return lines
+
+
+def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NOTIFIER_", "TWILIO_"))}
+    env.update(NOTIFIER_INSTANCE_DIR=str(tmp_path / "instance"),
+               NOTIFIER_DATABASE_URL=f"sqlite:///{tmp_path / 'release.sqlite3'}", **extra)
+    return env
+
+
+def test_the_procfile_has_web_clock_and_release():
+    assert set(procfile()) >= {"web", "clock", "release"}
+
+
+def test_the_web_line_is_gunicorn_on_port_with_options_gunicorn_accepts():
+    from gunicorn.config import Config
+
+    web = procfile()["web"]
+    assert web[0] == "gunicorn"
+    parsed = Config().parser().parse_args(web[1:])
+    assert parsed.bind == ["0.0.0.0:5000"]
+    assert parsed.args == ["notifier:create_app()"]
+
+
+def test_the_web_target_resolves_to_the_flask_app(env, monkeypatch):
+    from flask import Flask
+    from gunicorn.util import import_app
+
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    target = procfile()["web"][-1]
+    app = import_app(target)
+    try:
+        assert isinstance(app, Flask)
+        assert app.test_client().get("/healthz").status_code == 200
+    finally:
+        app.extensions["notifier"].engine.dispose()
+
+
+@pytest.mark.parametrize("name", ["clock", "release"])
+def test_the_python_dash_m_notifier_targets_are_real_commands(name):
+    command = procfile()[name]
+    assert command[:3] == ["python", "-m", "notifier"]
+    from notifier.cli import cli
+
+    group = cli
+    for word in command[3:]:
+        group = group.commands[word]  # KeyError if the command does not exist
+    assert group.callback is not None
+
+
+def test_python_dash_m_notifier_lists_the_commands_the_procfile_uses():
+    result = subprocess.run([sys.executable, "-m", "notifier", "--help"], capture_output=True, text=True,
+                            cwd=ROOT, timeout=60, check=True)
+    for command in ("clock", "db", "web", "check", "tick"):
+        assert f"  {command}" in result.stdout
+
+
+def test_the_release_target_applies_the_migrations(tmp_path):
+    command = [sys.executable if word == "python" else word for word in procfile()["release"]]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120, env=clean_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "database is up to date" in result.stdout
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "release.sqlite3") as connection:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"board_states", "change_events", "cycles"} <= tables
