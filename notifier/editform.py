@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from notifier.boards import TORONTO, Board, Category, Panel, Status
 
 BLANK_ROWS = 2  # empty withdrawal rows offered below the existing ones, so adding works without JavaScript
+MAX_TEXT = 1000  # characters per message, description or advice: parents read these on a phone
 SAME_AS_BOARD = ""
 
 
@@ -110,7 +111,7 @@ def from_fields(fields: Fields, max_rows: int = 40) -> EditForm:
     """The form as posted (every value stripped; unknown or missing fields read as empty)."""
 
     def text(name: str) -> str:
-        return str(fields.get(name) or "").strip()
+        return str(fields.get(name) or "").replace("\r\n", "\n").strip()
 
     try:
         count = min(int(text("rows") or 0), max_rows)
@@ -143,9 +144,9 @@ def with_blank_rows(form: EditForm, blank_rows: int = BLANK_ROWS) -> EditForm:
 def validate(form: EditForm, current: Board) -> tuple[Board | None, dict[str, str]]:
     """The board as edited, or the errors: {field name: code}. Nothing about the board is changed here.
 
-    Codes: choice, panels, description, duplicate, datetime, url, text.
+    Codes: choice, panels, description, duplicate, datetime, url, text, long.
     """
-    errors: dict[str, str] = {}
+    errors: dict[str, str] = {name: "long" for name, value in _texts(form) if len(value) > MAX_TEXT}
     if form.status not in list(Status):
         errors["status"] = "choice"
     panels = {}
@@ -184,6 +185,14 @@ def validate(form: EditForm, current: Board) -> tuple[Board | None, dict[str, st
             errors.setdefault(name, code)
         return None, errors
     return (None, errors) if errors else (board, {})
+
+
+def _texts(form: EditForm) -> list[tuple[str, str]]:
+    texts = [("message_en", form.message_en), ("message_fr", form.message_fr)]
+    for i, row in enumerate(form.withdrawals):
+        texts += [(f"w{i}_{name}", getattr(row, name))
+                  for name in ("description_en", "description_fr", "advice_en", "advice_fr")]
+    return texts
 
 
 def _withdrawal(row: WithdrawalRow) -> dict[str, Any]:

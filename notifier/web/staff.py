@@ -62,7 +62,7 @@ def signed_in(view):
                 log.warning("staff console refused: %s %s without a valid session, from %s", request.method,
                             request.path, _ip())
                 return render_template("staff/signed_out.html"), 401
-            return redirect(url_for("staff.signin_form", next=request.path))
+            return redirect(url_for("staff.signin_form"))
         g.staff = member
         return view(*args, **kwargs)
 
@@ -99,7 +99,7 @@ def forbidden(_error) -> tuple[str, int]:
 
 @bp.get("/signin")
 def signin_form() -> str:
-    return render_template("staff/signin.html", next=_safe_next(request.args.get("next")), error=None)
+    return render_template("staff/signin.html", error=None)
 
 
 @bp.post("/signin")
@@ -111,9 +111,9 @@ def signin_request() -> tuple[str, int] | str:
             link_for=lambda token: f"{services().settings.base_url}{url_for('staff.signin_link', token=token)}",
         )
     if outcome is signin.Outcome.INVALID:
-        return render_template("staff/signin.html", next="", error="email", email=email), 400
+        return render_template("staff/signin.html", error="email", email=email), 400
     if outcome is signin.Outcome.LIMITED:
-        return render_template("staff/signin.html", next="", error="limited", email=email), 429
+        return render_template("staff/signin.html", error="limited", email=email), 429
     return render_template("staff/signin_sent.html", minutes=int(signin.LINK_LIFETIME.total_seconds() // 60))
 
 
@@ -143,10 +143,6 @@ def signout() -> Response:
     return redirect(url_for("staff.signin_form"))
 
 
-def _safe_next(target: str | None) -> str:
-    return target if target and target.startswith("/staff/") and "//" not in target else ""
-
-
 # --- boards -----------------------------------------------------------------------------------------------------
 
 
@@ -174,6 +170,8 @@ def edit(board_id: str) -> str | tuple[str, int]:
         return _edit_page(current, editform.with_blank_rows(form), version, base)
     edited, errors = editform.validate(form, base)
     if errors:
+        log.info("staff edit of %s by %s not saved: %s", board_id, mask_email(g.staff.email),
+                 ", ".join(f"{name}={code}" for name, code in errors.items()))
         return _edit_page(current, editform.with_blank_rows(form), version, base, errors=errors), 400
     if action == "publish":
         return _publish(current, edited, base, version, form.notify)
@@ -252,3 +250,43 @@ def history(board_id: str) -> str:
     with services().sessions() as db:
         entries = audit.for_board(db, board_id)
     return render_template("staff/history.html", board=board, entries=entries)
+
+
+# --- accounts (administrators) ----------------------------------------------------------------------------------
+
+
+@bp.route("/accounts", methods=["GET", "POST"])
+@signed_in
+def accounts() -> str | tuple[str, int]:
+    """Administrators add and remove staff accounts here (the same as `python -m notifier staff add|remove`)."""
+    if not g.staff.is_admin:
+        log.warning("staff console refused: %s is not an administrator (accounts page), from %s",
+                    mask_email(g.staff.email), _ip())
+        abort(403)
+    error, done = None, None
+    if request.method == "POST":
+        error, done = _change_account(request.form)
+    with services().sessions() as db:
+        rows = staff.everyone(db)
+    return render_template("staff/accounts.html", rows=rows, error=error, done=done), 400 if error else 200
+
+
+def _change_account(form) -> tuple[str | None, str | None]:
+    """Apply the posted add/remove; returns (error message from the domain, or None; what was done)."""
+    email = form.get("email", "").strip()[:320]
+    with transaction(services().sessions) as db:
+        if form.get("action") == "remove":
+            if email.lower() == g.staff.email:
+                return "self", None
+            if staff.remove(db, email):
+                audit.record_account(db, g.staff.email, "staff_remove", email.lower(), [], _ip(), utcnow())
+            return None, "removed"
+        boards = form.get("boards", "").replace(",", " ").split()
+        known = [b.id for b in services().boards.snapshot.status.boards]
+        try:
+            member = staff.add(db, email, boards, bool(form.get("admin")), known)
+        except staff.StaffError as problem:
+            log.info("account change refused: %s", problem)
+            return "invalid", None
+        audit.record_account(db, g.staff.email, "staff_add", member.email, boards, _ip(), utcnow())
+    return None, "added"

@@ -81,3 +81,19 @@ def test_the_edit_form_fits_a_390_pixel_wide_phone(page, live_server, settings, 
     for name in ("status", "effective", "message_en", "w0_category", "notify"):
         box = page.locator(f"#{name}").bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390 and box["height"] >= 24, name
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_accounts_page_passes_axe(page, live_server, settings, sessions, axe, language):
+    from tests.staff.conftest import ADMIN
+
+    make_staff(sessions, ADMIN, [], admin=True)
+    page.goto(f"{live_server}/staff/signin?lang={language}")
+    page.locator("#email").fill(ADMIN)
+    page.get_by_role("button", name=WORDS[language]["send"]).click()
+    page.goto(latest_signin_link(settings.outbox_dir, ADMIN).replace(settings.base_url, live_server))
+    page.get_by_role("button", name=WORDS[language]["sign_in"], exact=True).click()
+    page.goto(f"{live_server}/staff/accounts")
+    axe(page)
+    page.goto(f"{live_server}/staff/")
+    axe(page)

@@ -14,7 +14,8 @@ def board(settings, board_id: str = "tdsb"):
 
 def test_publishing_writes_the_new_status_into_boards_yaml(console, settings):
     response = console.edit("tdsb", status="work-to-rule", panel_secondary="closed",
-                            message_en="Secondary schools are closed.", message_fr="Les écoles secondaires sont fermées.")
+                            message_en="Secondary schools are closed.",
+                            message_fr="Les écoles secondaires sont fermées.")
     assert response.status_code == 200 and "Published" in response.get_data(as_text=True)
     tdsb = board(settings)
     assert (tdsb.status, tdsb.panel_status("secondary"), tdsb.panel_status("elementary")) == \
@@ -136,3 +137,8 @@ def test_the_public_history_shows_the_change_without_staff_names(console, settin
     console.edit("tdsb", status="closed")
     page = console.client.get("/boards/tdsb").get_data(as_text=True)
     assert "Closed" in page and "comms@tdsb.example.org" not in page
+
+
+def test_a_message_too_long_for_a_phone_is_refused(console, settings):
+    page = refused(console, settings, message_en="word " * 300)
+    assert 'id="message_en-error"' in page and "too long" in page
