@@ -95,7 +95,9 @@ def upgrade() -> None:
 
 from notifier import cli_status  # noqa: E402 - digests: status and worker commands
 from notifier.cli_staff import staff_group  # noqa: E402 - registered last; it imports `settings` from here
+from notifier.cli_subscribers import subscribers  # noqa: E402 - parents' subscriptions; imports `settings` too
 
 cli.add_command(staff_group)
 cli.add_command(cli_status.status)
 cli.add_command(cli_status.worker)
+cli.add_command(subscribers)

@@ -1,0 +1,175 @@
+"""Managing without passwords: the signed manage link, a fresh link on request, and one-click unsubscribe.
+
+The lost-link answer is the same whether or not the address is subscribed. The unsubscribe URL is the RFC 8058
+one-click target: a POST with no cookies and no token but the one in the URL unsubscribes and answers 200 (no
+redirect); a GET only shows a page with the button, because mail scanners fetch links.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, g, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response
+
+from notifier import contacts, links, notices, preferences, ratelimit, signup
+from notifier.db import transaction, utcnow
+from notifier.subscriptions import Contact, ContactStatus, Subscriber, find_contact, mark_opted_out
+from notifier.web import csrf
+from notifier.web.services import LANGUAGE_COOKIE, services
+from notifier.web.subscribe import boards_by_id, client_ip, read_rows, sorted_boards
+
+bp = Blueprint("manage", __name__)
+
+
+def _speak(subscriber: Subscriber) -> None:
+    """Pages about a subscription are in its language, unless the visitor chose one with the toggle."""
+    if LANGUAGE_COOKIE not in request.cookies and "lang" not in request.args:
+        g.language = subscriber.language
+
+
+def _load(token: str) -> tuple[int | None, str | None]:
+    try:
+        return links.read_manage(services().settings, token), None
+    except links.LinkError as error:
+        return None, error.reason
+
+
+def _page(token: str, subscriber: Subscriber, errors: dict | None = None, status: int = 200,
+          changes: preferences.Changes | None = None) -> tuple[str, int]:
+    _speak(subscriber)
+    grouped: dict[str, list[str]] = {}
+    for follow in subscriber.follows:
+        grouped.setdefault(follow.board_id, []).append(follow.panel)
+    rows = changes.follows if changes else list(grouped.items())
+    rows = list(rows) + [("", [])]
+    return render_template(
+        "manage/manage.html", token=token, subscriber=subscriber, rows=rows, errors=errors or {},
+        live=preferences.live_contacts(subscriber), saved="saved" in request.args, changes=changes,
+        boards=sorted_boards(g.get("language", "en")), display_phone=contacts.display_phone,
+    ), status
+
+
+@bp.get("/manage/<token>")
+def manage(token: str) -> tuple[str, int]:
+    subscriber_id, problem = _load(token)
+    with services().sessions() as session:
+        subscriber = session.get(Subscriber, subscriber_id) if subscriber_id else None
+        if subscriber is None or not preferences.live_contacts(subscriber):
+            return render_template("subscribe/link_problem.html", problem=problem or "gone"), 400 if problem else 404
+        return _page(token, subscriber)
+
+
+@bp.post("/manage/<token>")
+def save(token: str) -> tuple[str, int] | Response:
+    subscriber_id, problem = _load(token)
+    settings, sessions, now, boards = services().settings, services().sessions, utcnow(), boards_by_id()
+    changes = preferences.Changes(
+        follows=read_rows(), language=request.form.get("language", ""),
+        notify_on_effect=bool(request.form.get("notify_on_effect")),
+        frequencies={int(k.split("-", 1)[1]): v for k, v in request.form.items()
+                     if k.startswith("frequency-") and k.split("-", 1)[1].isdigit()},
+        stop={int(v) for v in request.form.getlist("stop") if v.isdigit()},
+        new_email=request.form.get("new_email", "")[:320], new_phone=request.form.get("new_phone", "")[:40],
+        new_frequency=request.form.get("new_frequency", "immediate"),
+    )
+    with transaction(sessions) as session:
+        subscriber = session.get(Subscriber, subscriber_id) if subscriber_id else None
+        if subscriber is None or not preferences.live_contacts(subscriber):
+            return render_template("subscribe/link_problem.html", problem=problem or "gone"), 400 if problem else 404
+        try:
+            valid = preferences.validate(session, subscriber, changes, boards)
+        except signup.SignupError as error:
+            return _page(token, subscriber, error.errors, 400, changes)
+        limited = signup.within_limits(session, settings, valid, now) if valid.addresses else None
+        if limited:
+            return _page(token, subscriber, {"new": limited}, 429, changes)
+        added = preferences.apply(session, subscriber, changes, valid, now, client_ip())
+        messages = [notices.confirmation(settings, c, boards) for c in added]
+        left = not preferences.live_contacts(subscriber)
+    outcomes = notices.deliver(settings, sessions, messages)
+    if left:
+        return render_template("manage/left.html"), 200
+    if any(o != notices.SENT for o in outcomes):
+        with sessions() as session:
+            subscriber = session.get(Subscriber, subscriber_id)
+            failed = {("phone" if m.channel == "sms" else "email"): f"send_{o}"
+                      for m, o in zip(messages, outcomes, strict=True) if o != notices.SENT}
+            return _page(token, subscriber, failed, 400)
+    return redirect(url_for("manage.manage", token=token, saved=1), 303)
+
+
+@bp.post("/manage/<token>/leave")
+def leave(token: str) -> tuple[str, int]:
+    subscriber_id, problem = _load(token)
+    with transaction(services().sessions) as session:
+        subscriber = session.get(Subscriber, subscriber_id) if subscriber_id else None
+        if subscriber is None:
+            return render_template("subscribe/link_problem.html", problem=problem or "gone"), 400 if problem else 404
+        _speak(subscriber)
+        preferences.leave(session, subscriber, client_ip())
+    return render_template("manage/left.html"), 200
+
+
+@bp.get("/manage")
+def lost() -> str:
+    return render_template("manage/lost.html", errors={}, value="")
+
+
+@bp.post("/manage")
+def send_link() -> tuple[str, int]:
+    raw = request.form.get("address", "")[:320]
+    settings, sessions, now = services().settings, services().sessions, utcnow()
+    with transaction(sessions) as session:
+        allowed = ratelimit.allow(session, f"lost:ip:{client_ip()}", settings.signup_limit_per_ip, signup.HOUR, now)
+    if not allowed:
+        return render_template("manage/lost.html", errors={"address": "too_many_from_ip"}, value=raw), 429
+    try:
+        channel, address = contacts.parse_any(raw)
+    except contacts.ContactError as error:
+        return render_template("manage/lost.html", errors={"address": error.code}, value=raw), 400
+    with transaction(sessions) as session:
+        valid = signup.Signup([(channel, address, "")], [], "en", False)
+        limited = signup.within_limits(session, settings, valid, now, scope="lost")
+        if limited:
+            return render_template("manage/lost.html", errors={"address": limited}, value=raw), 429
+        contact = find_contact(session, channel, address)
+        live = contact is not None and contact.status in (ContactStatus.ACTIVE.value, ContactStatus.PENDING.value)
+        messages = [notices.manage_link(settings, contact, boards_by_id())] if live else []
+    notices.deliver(settings, sessions, messages)
+    return render_template("manage/lost_sent.html", channel=channel), 200
+
+
+def _unsubscribe_target(token: str) -> tuple[int | None, str | None]:
+    try:
+        return links.read_unsubscribe(services().settings, token), None
+    except links.LinkError as error:
+        return None, error.reason
+
+
+@bp.get("/unsubscribe/<token>")
+def unsubscribe_page(token: str) -> tuple[str, int]:
+    contact_id, problem = _unsubscribe_target(token)
+    if problem:
+        return render_template("subscribe/link_problem.html", problem=problem), 400
+    with services().sessions() as session:
+        contact = session.get(Contact, contact_id)
+        if contact is not None:
+            _speak(contact.subscriber)
+        gone = contact is None or contact.status == ContactStatus.OPTED_OUT.value
+        return render_template("manage/unsubscribe.html", token=token, gone=gone), 200
+
+
+@bp.post("/unsubscribe/<token>")
+@csrf.exempt
+def unsubscribe(token: str) -> tuple[str, int]:
+    """RFC 8058 one-click: no cookies, no CSRF token, no redirect; 200 whether or not it was still subscribed."""
+    contact_id, problem = _unsubscribe_target(token)
+    if problem:
+        return render_template("subscribe/link_problem.html", problem=problem), 400
+    with transaction(services().sessions) as session:
+        contact = session.get(Contact, contact_id)
+        if contact is not None:
+            _speak(contact.subscriber)
+            if contact.status != ContactStatus.OPTED_OUT.value:
+                method = "one-click" if request.form.get("List-Unsubscribe") == "One-Click" else "email-link"
+                mark_opted_out(session, contact.channel, contact.address, method, client_ip())
+    return render_template("manage/unsubscribed.html"), 200

@@ -1,0 +1,47 @@
+"""POST /twilio/inbound: texts parents send to the service's number, answered with TwiML.
+
+Only requests signed by Twilio (X-Twilio-Signature over NOTIFIER_BASE_URL) get this far; anything else is 403 and
+changes nothing. The keywords themselves are handled in `notifier.keywords`.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Blueprint, Response, request
+from twilio.twiml.messaging_response import MessagingResponse
+
+from notifier import keywords, rendering
+from notifier.contacts import ContactError, parse_phone
+from notifier.db import transaction, utcnow
+from notifier.masking import mask
+from notifier.web import csrf
+from notifier.web.services import services
+from notifier.web.subscribe import boards_by_id
+from notifier.web.twilio_auth import require_twilio_signature
+
+log = logging.getLogger(__name__)
+
+bp = Blueprint("twilio_inbound", __name__)
+
+
+@bp.post("/twilio/inbound")
+@csrf.exempt
+@require_twilio_signature
+def inbound() -> Response:
+    twiml = MessagingResponse()
+    try:
+        number = parse_phone(request.form.get("From", ""))
+    except ContactError:
+        log.info("inbound text from a number we do not serve (%s); not answered", mask(request.form.get("From", "")))
+        return Response(str(twiml), mimetype="text/xml")
+    body, now, settings = request.form.get("Body", "")[:1600], utcnow(), services().settings
+    with transaction(services().sessions) as session:
+        reply = keywords.handle(session, boards_by_id(), number, body, now)
+        speak = reply.template is not None and keywords.may_reply(session, number, now)
+    log.info("inbound text from %s: %s", mask(number), reply.template or "no reply")
+    if speak:
+        context = {**reply.context, "base_url": settings.base_url}
+        twiml.message("\n".join(rendering.render(f"sms/{reply.template}.txt", language, **context).strip()
+                                for language in reply.languages))
+    return Response(str(twiml), mimetype="text/xml")
