@@ -10,6 +10,7 @@ import logging
 import time
 from functools import wraps
 
+from filelock import Timeout as FileLockTimeout
 from flask import Blueprint, abort, g, redirect, render_template, request, session, url_for
 from flask_wtf.csrf import CSRFError
 from werkzeug.wrappers import Response
@@ -202,6 +203,9 @@ def _publish(current: Board, edited: Board, base: Board, version: str, notify: b
     except BoardFileError as error:
         log.error("staff edit of %s not saved: boards.yaml is invalid on disk: %s", current.id, error)
         return render_template("staff/refused.html", reason="file"), 503
+    except FileLockTimeout:
+        log.error("staff edit of %s not saved: boards.yaml.lock was held for too long", current.id)
+        return render_template("staff/refused.html", reason="busy"), 503
     services().boards.refresh(force=True)
     saved = result.saved
     return _edit_page(saved.new, editform.from_board(saved.new), saved.version, saved.new,
