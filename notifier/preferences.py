@@ -16,8 +16,8 @@ from sqlalchemy.orm import Session
 from notifier import consent
 from notifier.boards import Board
 from notifier.contacts import EMAIL, SMS, ContactError, parse_email, parse_phone
-from notifier.signup import FREQUENCIES, LANGUAGES, Signup, SignupError, attach_pending, parse_follows
-from notifier.subscriptions import Contact, ContactStatus, Follow, Subscriber, find_contact, mark_opted_out
+from notifier.signup import FREQUENCIES, LANGUAGES, Signup, SignupError, attach_pending, parse_follows, set_follows
+from notifier.subscriptions import Contact, ContactStatus, Subscriber, find_contact, mark_opted_out
 
 
 @dataclass
@@ -72,12 +72,7 @@ def apply(session: Session, subscriber: Subscriber, changes: Changes, valid: Sig
     """Apply validated changes; returns the newly added contacts that now need their confirmation."""
     subscriber.language = valid.language
     subscriber.notify_on_effect = valid.notify_on_effect
-    wanted = set(valid.follows)
-    for follow in list(subscriber.follows):
-        if (follow.board_id, follow.panel) not in wanted:
-            subscriber.follows.remove(follow)
-    have = {(f.board_id, f.panel) for f in subscriber.follows}
-    subscriber.follows.extend(Follow(board_id=b, panel=p) for b, p in valid.follows if (b, p) not in have)
+    set_follows(subscriber, valid.follows)
     for contact in live_contacts(subscriber):
         if contact.id in changes.stop:
             mark_opted_out(session, contact.channel, contact.address, "web", source)

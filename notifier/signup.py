@@ -143,10 +143,13 @@ def store(session: Session, signup: Signup, now: datetime, source: str, method: 
             stored.already_active.append(contact)
             continue
         if subscriber is None:
-            subscriber = Subscriber(language=signup.language, notify_on_effect=signup.notify_on_effect,
-                                    created_at=now)
-            subscriber.follows = [Follow(board_id=b, panel=p) for b, p in signup.follows]
-            session.add(subscriber)
+            if contact is not None and len(contact.subscriber.contacts) == 1:
+                subscriber = contact.subscriber  # a sign-up that was never confirmed: start it again
+            else:
+                subscriber = Subscriber(created_at=now)
+                session.add(subscriber)
+            subscriber.language, subscriber.notify_on_effect = signup.language, signup.notify_on_effect
+            set_follows(subscriber, signup.follows)
         stored.to_confirm.append(attach_pending(session, subscriber, contact, (channel, address, frequency), now,
                                                 method, source))
     return stored
@@ -159,19 +162,29 @@ def attach_pending(session: Session, subscriber: Subscriber, contact: Contact | 
     channel, text, frequency = address
     if contact is None:
         contact = Contact(channel=channel, address=text)
+        subscriber.contacts.append(contact)
     elif contact.subscriber is not subscriber:
         previous = contact.subscriber
-        previous.contacts.remove(contact)
+        contact.subscriber = subscriber
+        session.flush()
         if not previous.contacts:
             session.delete(previous)
     contact.address, contact.frequency = text, frequency
     contact.status, contact.created_at, contact.status_changed_at = ContactStatus.PENDING.value, now, now
-    if contact not in subscriber.contacts:
-        subscriber.contacts.append(contact)
     session.flush()
     consent.record(session, channel=channel, address=text, action=consent.GIVEN, method=method, source=source,
                    subscriber_id=subscriber.id, language=subscriber.language, now=now)
     return contact
+
+
+def set_follows(subscriber: Subscriber, follows: list[tuple[str, str]]) -> None:
+    """Make the family follow exactly these (board, panel) pairs, keeping the rows that stay."""
+    wanted = set(follows)
+    for follow in list(subscriber.follows):
+        if (follow.board_id, follow.panel) not in wanted:
+            subscriber.follows.remove(follow)
+    have = {(f.board_id, f.panel) for f in subscriber.follows}
+    subscriber.follows.extend(Follow(board_id=b, panel=p) for b, p in follows if (b, p) not in have)
 
 
 def confirm(session: Session, contact: Contact, now: datetime, method: str, source: str) -> bool:
