@@ -56,8 +56,8 @@ def handle(session: Session, boards: Mapping[str, Board], number: str, body: str
     keyword_language = "fr" if first in FRENCH else "en"
     if len(said) == 1 and first in TWILIO_STOP | OUR_STOP:
         mark_opted_out(session, SMS, number, "sms-keyword", mask(number))
-        # Twilio answers its own STOP words and blocks further texts; ours need our answer.
-        return Reply("stopped" if first in OUR_STOP else None, (known or keyword_language,))
+        # Twilio answers its own STOP words and blocks further texts; ours are French, and answered in French.
+        return Reply("stopped" if first in OUR_STOP else None, ("fr",))
     if len(said) == 1 and first in START:
         return _start(session, contact, number, known or keyword_language, now)
     if len(said) == 1 and first in HELP:
