@@ -283,3 +283,19 @@ def test_confirmed_subscriptions_survive_the_purge(client, sessions, runner, lat
     later(days=8)
     runner.invoke("subscribers", "purge-unconfirmed")
     assert contacts(sessions) == [("sms", PHONE, "active")]
+
+
+def test_an_email_the_server_refuses_is_marked_invalid_and_the_parent_told(client, smtp_server, sessions):
+    smtp_server[0].refuse(EMAIL, 550)
+    response = sign_up(client, email=EMAIL)
+    assert response.status_code == 400
+    assert "We could not deliver a message to this address" in text_of(response)
+    assert contacts(sessions) == [("email", EMAIL, "invalid")]
+
+
+def test_a_provider_that_is_down_asks_the_parent_to_try_again(client, twilio_server, sessions):
+    twilio_server.script(PHONE, (503, None))
+    response = sign_up(client, phone=PHONE)
+    assert "Please try again in a few minutes" in text_of(response)
+    assert sign_up(client, phone=PHONE).status_code == 200
+    assert len(twilio_server.sent_to(PHONE)) == 1
