@@ -71,6 +71,10 @@ class PageCache:
         """The cached page for `key`, rendered by `build()` if the file or history moved on since."""
         event_id, event_time = self.history_position()
         generation = (snapshot.version, event_id, self._passed_boundaries(snapshot))
+        if generation == self._generation:
+            page = self._pages.get(key)  # the common case: no lock needed to read a dict
+            if page is not None:
+                return page
         with self._lock:
             if generation != self._generation:
                 self._pages.clear()
@@ -121,12 +125,13 @@ def respond(page: Page) -> Response:
 
 
 def _not_modified(page: Page) -> bool:
-    if request.method not in ("GET", "HEAD"):
+    environ = request.environ  # plain dict lookups: this runs on every request of a rush
+    if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
         return False
-    if_none_match = request.headers.get("If-None-Match")
+    if_none_match = environ.get("HTTP_IF_NONE_MATCH")
     if if_none_match is not None:
         return parse_etags(if_none_match).contains_weak(page.etag)
-    since = request.headers.get("If-Modified-Since")
+    since = environ.get("HTTP_IF_MODIFIED_SINCE")
     if since:
         when = parse_date(since)
         return when is not None and page.last_modified <= when

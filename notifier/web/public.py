@@ -43,11 +43,11 @@ def remember_language() -> Response | None:
 def index() -> Response:
     """All boards, disrupted first; `?q=` filters by name (a plain form: no JavaScript needed)."""
     language = select_language()
-    snapshot = services().boards.snapshot
+    found = services()
+    snapshot = found.boards.snapshot
     query = " ".join(request.args.get("q", "").split())[:MAX_QUERY]
-    page = services().pages.get(("index", language, _fold(query)), snapshot, "text/html",
-                                lambda: _render_index(snapshot, query))
-    return respond(page)
+    key = ("index", language, _fold(query)) if query else ("index", language, "")
+    return respond(found.pages.get(key, snapshot, "text/html", lambda: _render_index(snapshot, query)))
 
 
 @bp.get("/boards/<board_id>")

@@ -41,11 +41,27 @@ def services() -> Services:
 
 def select_language() -> str:
     """The page language: an explicit ?lang=, else the remembered choice, else the browser's Accept-Language."""
-    if "language" in g:
-        return g.language
-    chosen = request.args.get("lang") or request.cookies.get(LANGUAGE_COOKIE)
-    g.language = chosen if chosen in LANGUAGES else best_language(request.headers.get("Accept-Language"))
-    return g.language
+    context = g._get_current_object()  # one context lookup instead of one per attribute (this runs per request)
+    language = context.get("language")
+    if language is None:
+        current = request._get_current_object()
+        chosen = current.args.get("lang") or current.cookies.get(LANGUAGE_COOKIE)
+        language = chosen if chosen in LANGUAGES else _negotiated(current.headers.get("Accept-Language"))
+        context.language = language
+    return language
+
+
+_NEGOTIATED: dict[str | None, str] = {}
+
+
+def _negotiated(accept_language: str | None) -> str:
+    """`best_language`, remembered per header value: a rush of parents sends a few dozen distinct headers."""
+    language = _NEGOTIATED.get(accept_language)
+    if language is None:
+        language = best_language(accept_language)
+        if len(_NEGOTIATED) < 1000:
+            _NEGOTIATED[accept_language] = language
+    return language
 
 
 def current_language() -> str:
