@@ -16,6 +16,7 @@ bp = Blueprint("dev", __name__)
 
 @bp.get("/dev/outbox")
 def outbox() -> str:
+    """The newest 100 messages of the local outbox folder."""
     settings = services().settings
     if not settings.debug:
         abort(404)

@@ -14,7 +14,7 @@ from notifier import contacts, links, notices, preferences, ratelimit, signup
 from notifier.db import transaction, utcnow
 from notifier.subscriptions import Contact, ContactStatus, Subscriber, find_contact, mark_opted_out
 from notifier.web import csrf
-from notifier.web.services import LANGUAGE_COOKIE, services
+from notifier.web.services import LANGUAGE_COOKIE, select_language, services
 from notifier.web.subscribe import boards_by_id, client_ip, read_rows, sorted_boards
 
 bp = Blueprint("manage", __name__)
@@ -44,12 +44,13 @@ def _page(token: str, subscriber: Subscriber, errors: dict | None = None, status
     return render_template(
         "manage/manage.html", token=token, subscriber=subscriber, rows=rows, errors=errors or {},
         live=preferences.live_contacts(subscriber), saved="saved" in request.args, changes=changes,
-        boards=sorted_boards(g.get("language", "en")), display_phone=contacts.display_phone,
+        boards=sorted_boards(select_language()), display_phone=contacts.display_phone,
     ), status
 
 
 @bp.get("/manage/<token>")
 def manage(token: str) -> tuple[str, int]:
+    """The family's settings, opened with the signed link from any email."""
     subscriber_id, problem = _load(token)
     with services().sessions() as session:
         subscriber = session.get(Subscriber, subscriber_id) if subscriber_id else None
@@ -60,6 +61,7 @@ def manage(token: str) -> tuple[str, int]:
 
 @bp.post("/manage/<token>")
 def save(token: str) -> tuple[str, int] | Response:
+    """Save the settings; new addresses are added as pending and sent their confirmation."""
     subscriber_id, problem = _load(token)
     settings, sessions, now, boards = services().settings, services().sessions, utcnow(), boards_by_id()
     changes = preferences.Changes(
@@ -99,6 +101,7 @@ def save(token: str) -> tuple[str, int] | Response:
 
 @bp.post("/manage/<token>/leave")
 def leave(token: str) -> tuple[str, int]:
+    """Stop every address of the family at once."""
     subscriber_id, problem = _load(token)
     with transaction(services().sessions) as session:
         subscriber = session.get(Subscriber, subscriber_id) if subscriber_id else None
@@ -111,11 +114,13 @@ def leave(token: str) -> tuple[str, int]:
 
 @bp.get("/manage")
 def lost() -> str:
+    """The form to ask for a fresh manage link."""
     return render_template("manage/lost.html", errors={}, value="")
 
 
 @bp.post("/manage")
 def send_link() -> tuple[str, int]:
+    """Send a fresh manage link if the address is subscribed; answer the same either way."""
     raw = request.form.get("address", "")[:320]
     settings, sessions, now = services().settings, services().sessions, utcnow()
     with transaction(sessions) as session:
@@ -147,6 +152,7 @@ def _unsubscribe_target(token: str) -> tuple[int | None, str | None]:
 
 @bp.get("/unsubscribe/<token>")
 def unsubscribe_page(token: str) -> tuple[str, int]:
+    """The page behind the unsubscribe link: a button, because mail scanners open links."""
     contact_id, problem = _unsubscribe_target(token)
     if problem:
         return render_template("subscribe/link_problem.html", problem=problem), 400

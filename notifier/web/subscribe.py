@@ -44,6 +44,7 @@ def read_rows(prefix: str = "board", panel_prefix: str = "panel") -> list[tuple[
 
 def render_form(form: signup.SignupForm, errors: dict[str, str] | None = None, status: int = 200,
                 problem: str | None = None) -> tuple[str, int]:
+    """The sign-up page with what the parent typed, and what is wrong with it."""
     language = select_language()
     rows = list(form.follows) + [("", [])] * max(0, ROWS - len(form.follows))
     return render_template("subscribe/form.html", form=form, rows=rows, errors=errors or {}, problem=problem,
@@ -52,6 +53,7 @@ def render_form(form: signup.SignupForm, errors: dict[str, str] | None = None, s
 
 @bp.get("/subscribe")
 def form() -> tuple[str, int]:
+    """The sign-up form, pre-filled from ?board= and ?panel= (French messages for a French-language board)."""
     board_id = request.args.get("board", "")
     board = boards_by_id().get(board_id)
     panels = [p for p in request.args.getlist("panel") if p in signup.PANELS]
@@ -62,6 +64,7 @@ def form() -> tuple[str, int]:
 
 @bp.post("/subscribe")
 def submit() -> tuple[str, int]:
+    """Check limits and input, store the sign-up as pending, and send each address its confirmation."""
     form = signup.SignupForm(
         follows=read_rows(), email=request.form.get("email", "")[:320], phone=request.form.get("phone", "")[:40],
         language=request.form.get("language", ""), email_frequency=request.form.get("email_frequency", ""),
@@ -86,7 +89,7 @@ def submit() -> tuple[str, int]:
     with transaction(sessions) as session:
         stored = signup.store(session, valid, now, source=client_ip())
         messages = [notices.confirmation(settings, c, boards) for c in stored.to_confirm]
-        messages += [notices.manage_link(settings, c, boards) for c in stored.already_active if c.channel == "email"]
+        messages += [notices.manage_link(settings, c, boards) for c in stored.already_active]
     outcomes = dict(zip([m.to for m in messages], notices.deliver(settings, sessions, messages), strict=True))
     errors = {("phone" if m.channel == "sms" else "email"): f"send_{outcomes[m.to]}"
               for m in messages if outcomes[m.to] != notices.SENT}
@@ -113,6 +116,7 @@ def _contact_for(token: str) -> tuple[Contact | None, str | None]:
 
 @bp.get("/confirm/<token>")
 def confirm_page(token: str) -> tuple[str, int]:
+    """The page behind the emailed link: a Confirm button, since opening a link must not confirm."""
     contact, problem = _contact_for(token)
     if contact is None:
         return render_template("subscribe/link_problem.html", problem=problem), 400
@@ -122,6 +126,7 @@ def confirm_page(token: str) -> tuple[str, int]:
 
 @bp.post("/confirm/<token>")
 def confirm(token: str) -> tuple[str, int] | Response:
+    """Confirm the email address the link was made for (double opt-in done)."""
     contact, problem = _contact_for(token)
     if contact is None:
         return render_template("subscribe/link_problem.html", problem=problem), 400

@@ -29,6 +29,7 @@ bp = Blueprint("twilio_inbound", __name__)
 @csrf.exempt
 @require_twilio_signature
 def inbound() -> Response:
+    """Act on a text (keyword or board code) and answer it in TwiML, at most REPLIES_PER_HOUR times an hour."""
     twiml = MessagingResponse()
     try:
         number = parse_phone(request.form.get("From", ""))

@@ -299,3 +299,12 @@ def test_a_provider_that_is_down_asks_the_parent_to_try_again(client, twilio_ser
     assert "Please try again in a few minutes" in text_of(response)
     assert sign_up(client, phone=PHONE).status_code == 200
     assert len(twilio_server.sent_to(PHONE)) == 1
+
+
+def test_signing_up_an_active_number_texts_its_owner_a_manage_link_and_changes_nothing(client, twilio_server,
+                                                                                       sessions):
+    text_in(client, PHONE, "TDSB")
+    sign_up(client, phone=PHONE, board="peel")
+    assert "/manage/" in twilio_server.sent_to(PHONE)[-1]["body"]
+    with sessions() as session:
+        assert {f.board_id for f in session.scalars(select(Follow))} == {"tdsb"}
