@@ -45,7 +45,7 @@ class PageCache:
     def __init__(self, sessions: sessionmaker[Session], check_every: float = 1.0, max_pages: int = 2000) -> None:
         self._sessions = sessions
         self.check_every = check_every
-        self._max_pages = max_pages
+        self.max_pages = max_pages
         self._pages: dict[Hashable, Page] = {}
         self._generation: tuple[str, int, int] | None = None
         self._history: tuple[int, datetime | None] = (0, None)
@@ -67,8 +67,12 @@ class PageCache:
         return self._history
 
     def get(self, key: Hashable, snapshot: Snapshot, mimetype: str, build: Callable[[], str | bytes],
-            vary_language: bool = True) -> Page:
-        """The cached page for `key`, rendered by `build()` if the file or history moved on since."""
+            vary_language: bool = True, optional: bool = False) -> Page:
+        """The cached page for `key`, rendered by `build()` if the file or history moved on since.
+
+        `optional` pages (search results: any text can be searched for) are kept only while the cache holds fewer
+        than `max_pages`, so odd searches can neither fill the memory nor push out the pages everyone reads.
+        """
         event_id, event_time = self.history_position()
         generation = (snapshot.version, event_id, self._passed_boundaries(snapshot))
         if generation == self._generation:
@@ -99,7 +103,7 @@ class PageCache:
             headers.append(("Vary", VARY_LANGUAGE))
         page = Page(data, etag, modified, tuple(headers))
         with self._lock:
-            if self._generation == generation and len(self._pages) < self._max_pages:
+            if self._generation == generation and (not optional or len(self._pages) < self.max_pages):
                 self._pages[key] = page
         return page
 

@@ -47,7 +47,8 @@ def index() -> Response:
     snapshot = found.boards.snapshot
     query = " ".join(request.args.get("q", "").split())[:MAX_QUERY]
     key = ("index", language, _fold(query)) if query else ("index", language, "")
-    return respond(found.pages.get(key, snapshot, "text/html", lambda: _render_index(snapshot, query)))
+    page = found.pages.get(key, snapshot, "text/html", lambda: _render_index(snapshot, query), optional=bool(query))
+    return respond(page)
 
 
 @bp.get("/boards/<board_id>")

@@ -140,3 +140,14 @@ def test_the_json_version_is_the_files_fingerprint(client, boards_file):
 
     body = json.loads(client.get("/api/boards").data)
     assert body["version"] == version_of(boards_file.read_bytes())
+
+
+def test_odd_searches_never_push_the_board_pages_out_of_the_cache(app, client):
+    app.extensions["notifier"].pages.max_pages = 3
+    for word in ["a", "b", "c", "d", "e"]:
+        assert client.get(f"/?q={word}").status_code == 200
+    with counting_renders(app) as rendered:
+        for _ in range(2):
+            client.get("/boards/tdsb")
+            client.get("/")
+    assert len(rendered) == 2  # each rendered once, then served from the cache
