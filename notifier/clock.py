@@ -83,25 +83,31 @@ class Clock:
             self.cycle()
 
 
-def main(settings: Settings) -> None:
-    """Run the scheduler until stopped (SIGTERM/SIGINT)."""
+def build_scheduler(settings: Settings, clock: Clock):
+    """The BlockingScheduler with its three jobs: the regular cycle, the daily summary, the wake-up poll."""
     from apscheduler.schedulers.blocking import BlockingScheduler
     from apscheduler.triggers.cron import CronTrigger
 
-    clock = Clock(settings, make_sessionmaker(make_engine(settings.database_url)))
-    scheduler = BlockingScheduler(
-        timezone="America/Toronto",
-        job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300},
-    )
-    scheduler.add_job(clock.cycle, "interval", seconds=settings.check_interval, id="cycle", replace_existing=True,
-                      next_run_time=utcnow())
+    # Explicit on every job: a run delayed by a busy cycle still happens (grace), runs missed while the process was
+    # down fold into one (coalesce), and a job never runs beside itself (max_instances).
+    defaults = {"coalesce": True, "max_instances": 1, "misfire_grace_time": 300, "replace_existing": True}
+    scheduler = BlockingScheduler(timezone="America/Toronto")
+    scheduler.add_job(clock.cycle, "interval", seconds=settings.check_interval, id="cycle", next_run_time=utcnow(),
+                      **defaults)
     daily = settings.daily_digest_at
     scheduler.add_job(clock.cycle, CronTrigger(hour=daily.hour, minute=daily.minute, timezone="America/Toronto"),
-                      id="daily-digest", replace_existing=True)
-    scheduler.add_job(clock.poll_wakeup, "interval", seconds=POLL_SECONDS, id="wakeup", replace_existing=True,
-                      misfire_grace_time=POLL_SECONDS * 5)
+                      id="daily-digest", **defaults)
+    scheduler.add_job(clock.poll_wakeup, "interval", seconds=POLL_SECONDS, id="wakeup",
+                      **{**defaults, "misfire_grace_time": POLL_SECONDS * 5})
+    return scheduler
+
+
+def main(settings: Settings) -> None:
+    """Run the scheduler until stopped (SIGTERM/SIGINT)."""
+    clock = Clock(settings, make_sessionmaker(make_engine(settings.database_url)))
+    scheduler = build_scheduler(settings, clock)
     log.info("clock started: a cycle every %s s on %s, daily summaries at %s America/Toronto",
-             settings.check_interval, settings.boards_file, daily.strftime("%H:%M"))
+             settings.check_interval, settings.boards_file, settings.daily_digest_at.strftime("%H:%M"))
     try:
         scheduler.start()
     except (KeyboardInterrupt, SystemExit):
