@@ -18,7 +18,7 @@ Language = str | Callable[[], str]
 
 
 def moment(value: datetime | str | None, language: str, style: str = "long") -> str:
-    """'Monday, November 23, 2026 at 12:01 a.m.' / 'lundi 23 novembre 2026 à 00 h 01', in Toronto time."""
+    """'Monday, November 23, 2026, 12:01 a.m.' / 'lundi 23 novembre 2026, 00 h 01', in Toronto time."""
     if value is None:
         return ""
     if isinstance(value, str):
@@ -28,7 +28,7 @@ def moment(value: datetime | str | None, language: str, style: str = "long") -> 
         return format_datetime(local, "short", tzinfo=TORONTO, locale=_locale(language))
     day = format_date(local, "full", locale=_locale(language))
     clock = format_time(local, "short", tzinfo=TORONTO, locale=_locale(language))
-    # The locale's own "date at time" pattern, e.g. "{1} 'at' {0}" in English and "{1} 'à' {0}" in French.
+    # The locale's own pattern joining date and time (CLDR's long dateTimeFormat: "{1}, {0}" in en_CA and fr_CA).
     pattern = str(get_datetime_format("long", locale=_locale(language))).replace("'", "")
     return pattern.replace("{1}", day).replace("{0}", clock)
 
