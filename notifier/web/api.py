@@ -7,6 +7,7 @@ are cached like the pages: built once per change of boards.yaml or of the record
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from flask import Blueprint, Response, abort, url_for
@@ -57,7 +58,7 @@ def openapi() -> Response:
     return response
 
 
-def board_json(board: Board, now: Any) -> dict[str, Any]:
+def board_json(board: Board, now: datetime) -> dict[str, Any]:
     """A board as the API shows it: the file's fields plus each panel's status and whether it is upcoming."""
     data = board.model_dump(mode="json", exclude_none=True)
     data["panels"] = {panel.value: board.panel_status(panel).value for panel in Panel}

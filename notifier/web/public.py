@@ -12,7 +12,7 @@ from flask import Blueprint, abort, redirect, render_template, request, url_for
 from werkzeug.exceptions import NotFound
 from werkzeug.wrappers import Response
 
-from notifier.boardfile import Snapshot
+from notifier.boardfile import Snapshot, version_of
 from notifier.boards import Board, Panel, now_toronto
 from notifier.errors import BoardFileError
 from notifier.history import board_history
@@ -82,7 +82,8 @@ def feed(board_id: str) -> Response:
         updated = max([status_updated, *(e.recorded_at for e in history)])
         page_url = f"{base}{url_for('public.board', board_id=board_id)}?lang={language}"
         return render_template(
-            "public/feed.atom", board=found, history=history, version=snapshot.version, updated=updated,
+            "public/feed.atom", board=found, history=history, version=version_of(found.model_dump_json().encode()),
+            updated=updated,
             status_updated=status_updated, upcoming=found.is_upcoming(now_toronto()), page_url=page_url,
             feed_id=f"{base}{url_for('public.feed', board_id=board_id)}?lang={language}",
             self_url=f"{base}{url_for('public.feed', board_id=board_id)}?lang={language}",

@@ -78,3 +78,14 @@ def test_the_feed_uses_absolute_urls_on_the_public_base_url(client, job_action):
 
 def test_an_unknown_boards_feed_is_404(client):
     assert client.get("/boards/atlantis/feed.atom").status_code == 404
+
+
+def test_the_status_entry_keeps_its_id_when_another_board_changes(client, boards):
+    def status_entry_id():
+        return parse(client.get("/boards/tdsb/feed.atom")).find(f"{ATOM}entry/{ATOM}id").text
+
+    before = status_entry_id()
+    boards.update("peel", status="closed")
+    assert status_entry_id() == before
+    boards.update("tdsb", status="closed")
+    assert status_entry_id() != before
