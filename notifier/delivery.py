@@ -2,9 +2,10 @@
 
 Rows are claimed in batches (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite: one atomic UPDATE, as SQLite has a
 single writer) and marked `sending` with a claim token naming this host and process. Each send is recorded as
-`sent` with the provider's id in its own short transaction. Rows a dead process left in `sending` are reconciled
-first: texts against Twilio's message list (a text found there is recorded, not resent), emails resent with the
-same Message-ID (at-least-once; the Message-ID lets mail systems drop the duplicate).
+`sent` with the provider's id within 20 ms, in short batched transactions. Rows a dead process left in
+`sending` are reconciled first: texts against Twilio's message list (a text found there is recorded, not
+resent), emails resent with the same Message-ID (at-least-once; the Message-ID lets mail systems drop the
+duplicate).
 """
 
 from __future__ import annotations
@@ -141,8 +142,10 @@ def _drain_channel(sessions: sessionmaker[Session], settings: Settings, name: st
         jobs: queue.Queue = queue.Queue(maxsize=batch)
         limiter = sending.RateLimiter(rate)
         progress = sending.Progress(name, stats)
+        recorder = sending.Recorder(sessions)
         senders = [threading.Thread(target=sending.sender, name=f"send-{name}-{i}",
-                                    args=(sessions, settings, factory(name), jobs, limiter, token, stats, progress))
+                                    args=(sessions, settings, factory(name), jobs, limiter, token, stats, progress,
+                                          recorder))
                    for i in range(concurrency)]
         for thread in senders:
             thread.start()
@@ -161,6 +164,7 @@ def _drain_channel(sessions: sessionmaker[Session], settings: Settings, name: st
                 jobs.put(None)
             for thread in senders:
                 thread.join()
+            recorder.close()
     except Exception:
         log.exception("draining %s failed; claimed rows stay in 'sending' and are reconciled next time", name)
         raise

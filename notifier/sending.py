@@ -1,5 +1,5 @@
 """The sending side of a drain: build each claimed row's message, send it under the channel's rate limit, and
-record the outcome in its own short transaction; reconcile what a dead process left in flight.
+record the outcome within milliseconds; reconcile what a dead process left in flight.
 
 Temporary failures go back to `pending` with exponential backoff and jitter; permanent ones mark the contact
 (opted out for Twilio 21610/30004, invalid otherwise) and fail the row, which is never retried.
@@ -8,12 +8,13 @@ Temporary failures go back to `pending` with exponential backoff and jitter; per
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier import digest_render, links, quiet_hours
@@ -147,7 +148,7 @@ class MessageBuilder:
 
 
 def sender(sessions: sessionmaker[Session], settings: Settings, channel: Channel, jobs, limiter: RateLimiter,
-           token: str, stats, progress: Progress) -> None:
+           token: str, stats, progress: Progress, recorder: Recorder) -> None:
     """A sending thread: take jobs until a None arrives; one provider session (SMTP connection) throughout."""
     with channel.session():
         while (job := jobs.get()) is not None:
@@ -161,16 +162,61 @@ def sender(sessions: sessionmaker[Session], settings: Settings, channel: Channel
                 kind = record_temporary(sessions, settings, job, token, error)
                 stats.add(kind, job.channel)
             else:
-                record_sent(sessions, job.row_id, token, receipt.provider_id)
+                recorder.sent(job.row_id, token, receipt.provider_id)
                 stats.add("sent", job.channel)
             progress.tick()
 
 
-def record_sent(sessions: sessionmaker[Session], row_id: int, token: str | None, provider_id: str) -> None:
-    """The provider accepted the message: say so at once, in a transaction of its own."""
-    with sessions() as session, session.begin():
-        session.execute(update(OutboxRow).where(OutboxRow.id == row_id, OutboxRow.claim == token)
-                        .values(status=RowStatus.SENT.value, provider_id=provider_id, sent_at=utcnow()))
+SENT = (
+    update(OutboxRow.__table__)
+    .where(OutboxRow.__table__.c.id == bindparam("row_id"), OutboxRow.__table__.c.claim == bindparam("token"))
+    .values(status=RowStatus.SENT.value, provider_id=bindparam("provider_id"), sent_at=bindparam("at"))
+)
+
+
+class Recorder:
+    """Records "sent" within `window` seconds of the provider's answer, many rows per short transaction.
+
+    One commit per message would cost more than the send itself on SQLite (an fsync each, one writer at a time).
+    A crash inside the window leaves rows in `sending`, which the next drain reconciles (texts against Twilio's
+    list; emails resent with the same Message-ID), so the window costs no correctness.
+    """
+
+    def __init__(self, sessions: sessionmaker[Session], window: float = 0.02, batch: int = 200) -> None:
+        self.sessions, self.window, self.batch = sessions, window, batch
+        self.queue: queue.Queue = queue.Queue()
+        self.thread = threading.Thread(target=self._run, name="record-sent", daemon=True)
+        self.thread.start()
+
+    def sent(self, row_id: int, token: str | None, provider_id: str) -> None:
+        self.queue.put({"row_id": row_id, "token": token, "provider_id": provider_id, "at": utcnow()})
+
+    def close(self) -> None:
+        """Record everything still waiting, then stop."""
+        self.queue.put(None)
+        self.thread.join()
+
+    def _run(self) -> None:
+        done = False
+        while not done:
+            first = self.queue.get()
+            if first is None:
+                return
+            rows, deadline = [first], time.monotonic() + self.window
+            while len(rows) < self.batch:
+                try:
+                    item = self.queue.get(timeout=max(deadline - time.monotonic(), 0))
+                except queue.Empty:
+                    break
+                if item is None:
+                    done = True
+                    break
+                rows.append(item)
+            try:
+                with self.sessions() as session, session.begin():
+                    session.connection().execute(SENT, rows)
+            except Exception:  # the rows stay 'sending' and are reconciled by the next drain
+                log.exception("could not record %d sent message(s); they will be reconciled", len(rows))
 
 
 def record_temporary(sessions: sessionmaker[Session], settings: Settings, job: Job, token: str,
