@@ -3,10 +3,10 @@
 Starts gunicorn with the Procfile's web settings (same worker count and options, on a free loopback port) serving
 the real boards.yaml and a temporary SQLite database, then loads `/`, `/api/boards` and a trivial endpoint of the
 same app (`/bench/hello`, added by bench/benchapp.py only) in interleaved rounds, and prints each rate and the
-ratios (target: at least 0.8). The load generator is `wrk` when installed, else a bounded pool of Python threads
-with http.client connections; either stops by itself after the set duration.
+ratios (target: at least 0.8; the median of per-round ratios). The load generator is `wrk` when installed, else a
+bounded pool of Python threads with http.client connections; either stops by itself after the set duration.
 
-    python bench/status_page.py [--seconds 5] [--rounds 3] [--connections 16] [--python]
+    python bench/status_page.py [--seconds 2] [--rounds 9] [--connections 16] [--python]
 """
 
 from __future__ import annotations
@@ -120,8 +120,8 @@ def load_with_python(port: int, path: str, seconds: float, connections: int) -> 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="duration of each measurement")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds; the median is reported")
+    parser.add_argument("--seconds", type=float, default=2.0, help="duration of each measurement")
+    parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds (ratios: median of rounds)")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--python", action="store_true", help="use the Python load generator even if wrk exists")
     options = parser.parse_args()
@@ -169,14 +169,17 @@ def main() -> int:
     print("in-process, no sockets, microseconds per request through the WSGI app (best of batches):")
     for path in PATHS:
         print(f"  {path:<14} {in_process[path]:7.0f} us")
+    print(f"load average of the machine (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     missed = False
     for path in PATHS[:-1]:
-        ratio = max(rates[path]) / max(rates[TRIVIAL])
+        # Each round measures the three paths a few seconds apart, so a round's ratio is the least disturbed by
+        # whatever else the machine does; the median of rounds is the figure compared with the target.
         per_round = [a / b for a, b in zip(rates[path], rates[TRIVIAL], strict=True)]
-        cost_ratio = in_process[TRIVIAL] / in_process[path]
+        ratio = statistics.median(per_round)
         missed |= ratio < TARGET
-        print(f"ratio {path} / {TRIVIAL}: {ratio:.2f} under gunicorn (target >= {TARGET}); "
-              f"median of per-round ratios {statistics.median(per_round):.2f}; in-process {cost_ratio:.2f}")
+        print(f"ratio {path} / {TRIVIAL}: {ratio:.2f} (target >= {TARGET}; per round: "
+              f"{', '.join(f'{r:.2f}' for r in per_round)}; best rates {max(rates[path]) / max(rates[TRIVIAL]):.2f}; "
+              f"in-process {in_process[TRIVIAL] / in_process[path]:.2f})")
     return 1 if missed else 0
 
 
