@@ -49,6 +49,7 @@ def test_sign_in_edit_preview_and_publish_on_a_phone(page, live_server, settings
         "Schools are closed today." if language == "en" else "Les écoles sont fermées aujourd’hui.")
     page.get_by_role("button", name=words["preview"]).click()
     axe(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390  # the email preview wraps on a phone
     page.get_by_role("button", name=words["test"]).click()
     axe(page)
     page.get_by_role("button", name=words["publish"]).click()
