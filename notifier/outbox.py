@@ -13,6 +13,7 @@ from enum import StrEnum
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
+from notifier import subscriptions  # noqa: F401 - declares `contacts`, which outbox rows point at
 from notifier.db import Base, UtcDateTime, utcnow
 
 
