@@ -67,11 +67,14 @@ def manage_link(settings, contact: Contact, boards: Mapping[str, Board]) -> Mess
 
 def _email(settings, contact: Contact, template: str, subject: str, context: dict) -> Message:
     language = contact.subscriber.language
-    context = {**context, "subject": subject, "sender": settings.mail_from}
+    unsubscribe = links.unsubscribe_url(settings, contact.id)
+    context = {**context, "subject": subject, "sender": settings.mail_from, "unsubscribe_url": unsubscribe}
     return Message(
         channel=EMAIL, to=contact.address, reference=_reference(template, contact), language=language,
         subject=subject, text=rendering.render(f"email/{template}.txt", language, **context),
         html=rendering.render(f"email/{template}.html", language, **context),
+        # RFC 8058: every email can be left in one click, even this one ("I never asked for this").
+        headers={"List-Unsubscribe": f"<{unsubscribe}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"},
     )
 
 

@@ -308,3 +308,11 @@ def test_signing_up_an_active_number_texts_its_owner_a_manage_link_and_changes_n
     assert "/manage/" in twilio_server.sent_to(PHONE)[-1]["body"]
     with sessions() as session:
         assert {f.board_id for f in session.scalars(select(Follow))} == {"tdsb"}
+
+
+def test_every_email_can_be_left_in_one_click(client, smtp_server):
+    sign_up(client, email=EMAIL)
+    [message] = smtp_server[0].messages()
+    assert message["List-Unsubscribe"].startswith("<https://status.example.org/unsubscribe/")
+    assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    assert "/unsubscribe/" in message.get_body(("plain",)).get_content()
