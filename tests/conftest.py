@@ -43,11 +43,18 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The test database, migrated once per run: PostgreSQL if NOTIFIER_DATABASE_URL is set, else a SQLite file."""
+def database_url(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> str:
+    """The test database, migrated once per run: PostgreSQL if NOTIFIER_DATABASE_URL is set, else a SQLite file.
+
+    Under pytest-xdist each worker gets a database of its own (`<name>_gw0`, … created next to the given one).
+    """
     given = os.environ.get("NOTIFIER_DATABASE_URL")
-    url = Settings.from_env({"NOTIFIER_DATABASE_URL": given}).database_url if given else \
-        f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.sqlite3'}"
+    if not given:
+        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.sqlite3'}"
+    else:
+        url = Settings.from_env({"NOTIFIER_DATABASE_URL": given}).database_url
+        if worker_id != "master":
+            url = _worker_database(url, worker_id)
     engine = make_engine(url)
     if engine.dialect.name == "postgresql":
         with engine.begin() as connection:
@@ -56,6 +63,21 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     engine.dispose()
     migrate.upgrade(url)
     return url
+
+
+def _worker_database(url: str, worker_id: str) -> str:
+    """Create (if needed) a PostgreSQL database for one xdist worker and return its URL."""
+    from sqlalchemy.engine import make_url
+
+    base = make_url(url)
+    name = f"{base.database}_{worker_id}"
+    admin = make_engine(url).execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        exists = connection.execute(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": name}).scalar()
+        if not exists:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return base.set(database=name).render_as_string(hide_password=False)
 
 
 @pytest.fixture
