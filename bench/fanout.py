@@ -177,6 +177,8 @@ def main() -> int:
     parser.add_argument("--sms-concurrency", type=int, default=4)
     parser.add_argument("--email-concurrency", type=int, default=2)
     parser.add_argument("--bare-messages", type=int, default=5_000)
+    parser.add_argument("--plan-only", action="store_true",
+                        help="record the change and plan every digest, send nothing (memory at very large N)")
     parser.add_argument("--sms-only", action="store_true",
                         help="every subscriber by SMS (diagnostic: the SMS path without email sharing the CPU)")
     args = parser.parse_args()
@@ -233,6 +235,15 @@ def run(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
     block = source.index(f"- id: {BOARD}\n")
     settings.boards_file.write_text(source[:block] + source[block:].replace("status: open", "status: closed", 1))
 
+    if args.plan_only:
+        started = time.perf_counter()
+        result = clock.tick(settings, sessions, deliver=False)
+        with sessions() as session:
+            rows = session.scalar(select(func.count()).select_from(OutboxRow))
+        print(f"planned {rows:,} digests in {time.perf_counter() - started:.1f} s ({result.outcome}); "
+              f"peak RSS: {peak_rss_mb():.0f} MB")
+        return 0 if rows == args.subscribers else 1
+
     started = time.perf_counter()
     cycles = 0
     while True:
@@ -271,9 +282,9 @@ def run(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
     print(f"peak RSS: {rss:.0f} MB")
     exactly_once = (
         rates["sms"][0] == expected_sms and sms_received == expected_sms
-        and seen["sms_max_per_recipient"] == 1
+        and seen["sms_max_per_recipient"] == min(expected_sms, 1)
         and rates["email"][0] == expected_email and seen["email_recipients"] == expected_email
-        and seen["email_max_ids_per_recipient"] == 1 and seen["email_total"] == expected_email
+        and seen["email_max_ids_per_recipient"] == min(expected_email, 1) and seen["email_total"] == expected_email
     )
     print(f"exactly once: {'yes' if exactly_once else 'NO'} (server saw {sms_received:,} texts to "
           f"{seen['sms_recipients'] - args.bare_messages // args.sms_concurrency * args.sms_concurrency:,} numbers "
