@@ -75,6 +75,15 @@ class Clock:
         with self.lock:
             return tick(self.settings, self.sessions)
 
+    def purge_unconfirmed(self) -> None:
+        """Delete sign-ups left unconfirmed for 7 days (they never received anything but their confirmation)."""
+        from notifier import signup
+
+        with self.sessions() as session, session.begin():
+            removed = signup.purge_unconfirmed(session, utcnow())
+        if removed:
+            log.info("deleted %d sign-up(s) left unconfirmed for %d days", removed, signup.UNCONFIRMED_DAYS)
+
     def poll_wakeup(self) -> None:
         requested = wakeups(self.sessions)
         if requested != self.seen_wakeups:
@@ -84,7 +93,7 @@ class Clock:
 
 
 def build_scheduler(settings: Settings, clock: Clock):
-    """The BlockingScheduler with its three jobs: the regular cycle, the daily summary, the wake-up poll."""
+    """The BlockingScheduler and its jobs: the regular cycle, the daily summary, the wake-up poll, the purge."""
     from apscheduler.schedulers.blocking import BlockingScheduler
     from apscheduler.triggers.cron import CronTrigger
 
@@ -99,6 +108,8 @@ def build_scheduler(settings: Settings, clock: Clock):
                       id="daily-digest", **defaults)
     scheduler.add_job(clock.poll_wakeup, "interval", seconds=POLL_SECONDS, id="wakeup",
                       **{**defaults, "misfire_grace_time": POLL_SECONDS * 5})
+    scheduler.add_job(clock.purge_unconfirmed, CronTrigger(hour=3, minute=15, timezone="America/Toronto"),
+                      id="purge-unconfirmed", **defaults)
     return scheduler
 
 

@@ -30,7 +30,7 @@ def test_a_wakeup_request_runs_a_cycle_at_the_next_poll(sessions, fast_settings)
 def test_the_scheduler_jobs_coalesce_and_never_overlap(sessions, fast_settings):
     scheduler = build_scheduler(fast_settings, Clock(fast_settings, sessions))
     jobs = {job.id: job for job in scheduler.get_jobs()}
-    assert set(jobs) == {"cycle", "daily-digest", "wakeup"}
+    assert set(jobs) == {"cycle", "daily-digest", "wakeup", "purge-unconfirmed"}
     for job in jobs.values():
         assert job.coalesce is True and job.max_instances == 1 and job.misfire_grace_time >= 10
     assert jobs["cycle"].trigger.interval.total_seconds() == 60
@@ -48,3 +48,20 @@ def test_the_daily_summary_runs_at_0630_toronto_time_across_dst(sessions, fast_s
 def test_tick_exits_zero_after_a_good_cycle(runner):
     result = runner.invoke("tick")
     assert result.exit_code == 0 and ": ok" in result.output
+
+
+def test_the_clock_deletes_sign_ups_left_unconfirmed_for_a_week(sessions, fast_settings):
+    from datetime import timedelta
+
+    from notifier.db import utcnow
+    from notifier.subscriptions import Contact
+    from tests.digests.conftest import make_subscriber
+
+    with sessions() as session, session.begin():
+        stale = make_subscriber(session, status="pending", phone=None)
+        stale.contacts[0].created_at = utcnow() - timedelta(days=8)
+        fresh = make_subscriber(session, status="pending", phone=None)
+        fresh_id = fresh.contacts[0].id
+    Clock(fast_settings, sessions).purge_unconfirmed()
+    with sessions() as session:
+        assert [c.id for c in session.scalars(select(Contact))] == [fresh_id]
