@@ -33,6 +33,9 @@ class Settings:
     outbox_dir: Path = INSTANCE / "outbox"
     smtp_url: str | None = None
     mail_from: str = "Notifier <notifier@localhost>"
+    sender_name: str = ""
+    sender_address: str = ""
+    sender_contact: str = ""
     twilio_account_sid: str | None = None
     twilio_auth_token: str | None = None
     twilio_from_number: str | None = None
@@ -80,6 +83,9 @@ class Settings:
             outbox_dir=Path(env.get("NOTIFIER_OUTBOX_DIR") or instance / "outbox"),
             smtp_url=_smtp_url(env),
             mail_from=env.get("NOTIFIER_MAIL_FROM") or "Notifier <notifier@localhost>",
+            sender_name=(env.get("NOTIFIER_SENDER_NAME") or "").strip(),
+            sender_address=(env.get("NOTIFIER_SENDER_ADDRESS") or "").strip(),
+            sender_contact=(env.get("NOTIFIER_SENDER_CONTACT") or "").strip(),
             twilio_timeout=_number(env, "TWILIO_TIMEOUT", 10.0, minimum=0.1),
             check_interval=int(_number(env, "NOTIFIER_CHECK_INTERVAL", 60, minimum=1)),
             daily_digest_at=_clock_time(env, "NOTIFIER_DAILY_DIGEST_AT", "06:30"),
@@ -99,6 +105,14 @@ class Settings:
             extra={k: v for k, v in env.items() if k.startswith("NOTIFIER_TEST_")},
             **twilio,
         )
+
+    @property
+    def sender(self) -> dict[str, str]:
+        """Who sends the messages, for every email's footer (CASL: name, mailing address, a way to reach us)."""
+        from email.utils import parseaddr
+
+        name = self.sender_name or parseaddr(self.mail_from)[0] or parseaddr(self.mail_from)[1]
+        return {"name": name, "address": self.sender_address, "contact": self.sender_contact}
 
     @property
     def sms_configured(self) -> bool:

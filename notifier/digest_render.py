@@ -120,7 +120,7 @@ def render_digest(
     items = board_digests(events, boards, settings)
     urgent = any(status == "closed" for item in items for _, status in item.statuses)
     context: dict[str, Any] = {"items": items, "urgent": urgent, "base_url": settings.base_url,
-                               "manage_url": MANAGE, "unsubscribe_url": UNSUBSCRIBE}
+                               "manage_url": MANAGE, "unsubscribe_url": UNSUBSCRIBE, "sender": settings.sender}
     if channel == "sms":
         text = " ".join(rendering.render("sms/digest.txt", language, **context).split())
         return Rendered("", text, None, urgent)

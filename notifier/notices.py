@@ -68,7 +68,7 @@ def manage_link(settings, contact: Contact, boards: Mapping[str, Board]) -> Mess
 def _email(settings, contact: Contact, template: str, subject: str, context: dict) -> Message:
     language = contact.subscriber.language
     unsubscribe = links.unsubscribe_url(settings, contact.id)
-    context = {**context, "subject": subject, "sender": settings.mail_from, "unsubscribe_url": unsubscribe}
+    context = {**context, "subject": subject, "sender": settings.sender, "unsubscribe_url": unsubscribe}
     return Message(
         channel=EMAIL, to=contact.address, reference=_reference(template, contact), language=language,
         subject=subject, text=rendering.render(f"email/{template}.txt", language, **context),

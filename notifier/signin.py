@@ -102,7 +102,7 @@ def _send(settings: Settings, to: str, link: str, language: str, reference: str)
     from notifier import channels
 
     minutes = int(LINK_LIFETIME.total_seconds() // 60)
-    context = {"link": link, "minutes": minutes, "base_url": settings.base_url}
+    context = {"link": link, "minutes": minutes, "base_url": settings.base_url, "sender": settings.sender}
     message = Message(
         channel=EMAIL, to=to, reference=reference, language=language,
         subject=rendering.gettext(language, "Your sign-in link for the school status console"),

@@ -44,3 +44,19 @@ def test_each_text_fits_in_two_segments(template, language):
                "code": "CSCMONAVENIR", "panels": [p.value for p in Panel], "board": board, "invited": True}
     text = rendering.render(f"sms/{template}.txt", language, **context).strip()
     assert segments.segments(text) <= 2, (text, segments.count(text))
+
+
+def test_every_email_names_its_sender_with_a_mailing_address_and_a_contact(make_app, smtp_server):
+    from tests.subscriptions.conftest import sign_up
+
+    inbox, _ = smtp_server
+    app = make_app(NOTIFIER_SENDER_NAME="Ontario School Status Service",
+                   NOTIFIER_SENDER_ADDRESS="20 Bay Street, Toronto ON M5J 2N8",
+                   NOTIFIER_SENDER_CONTACT="help@example.org")
+    sign_up(app.test_client(), email="parent@example.org")
+    [message] = inbox.messages()
+    for part in ("plain", "html"):
+        body = message.get_body((part,)).get_content()
+        assert "Ontario School Status Service" in body
+        assert "20 Bay Street, Toronto ON M5J 2N8" in body
+        assert "help@example.org" in body
