@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -57,7 +57,6 @@ class Settings:
     signup_limit_per_contact: int = 3
     confirmation_sms_per_hour: int = 200
     staff_session_minutes: int = 60 * 12
-    extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -102,7 +101,6 @@ class Settings:
             signup_limit_per_contact=int(_number(env, "NOTIFIER_SIGNUP_LIMIT_PER_CONTACT", 3, minimum=1)),
             confirmation_sms_per_hour=int(_number(env, "NOTIFIER_CONFIRMATION_SMS_PER_HOUR", 200, minimum=1)),
             staff_session_minutes=int(_number(env, "NOTIFIER_STAFF_SESSION_MINUTES", 720, minimum=1)),
-            extra={k: v for k, v in env.items() if k.startswith("NOTIFIER_TEST_")},
             **twilio,
         )
 

@@ -62,7 +62,7 @@ def test_the_web_target_resolves_to_the_flask_app(env, monkeypatch):
         app.extensions["notifier"].engine.dispose()
 
 
-@pytest.mark.parametrize("name", ["clock", "release"])
+@pytest.mark.parametrize("name", ["clock", "release", "worker"])
 def test_the_python_dash_m_notifier_targets_are_real_commands(name):
     command = procfile()[name]
     assert command[:3] == ["python", "-m", "notifier"]
