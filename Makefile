@@ -14,7 +14,7 @@ run: $(VENV)/.runtime
 ## make test: the whole suite (the browser tests use Debian's chromium, installed here if missing)
 test: $(VENV)/.dev browser
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
