@@ -11,17 +11,11 @@ from pathlib import Path
 
 import click
 
-from notifier import boardfile
-from notifier.config import Settings
-from notifier.errors import BoardFileError, ConfigError
-
-
-def settings() -> Settings:
-    """The process settings, or a clean exit naming the bad variable."""
-    try:
-        return Settings.from_env()
-    except ConfigError as error:
-        raise click.ClickException(f"configuration: {error}") from None
+from notifier import boardfile, cli_status
+from notifier.cli_settings import settings
+from notifier.cli_staff import staff_group
+from notifier.cli_subscribers import subscribers
+from notifier.errors import BoardFileError
 
 
 @click.group()
@@ -92,10 +86,6 @@ def upgrade() -> None:
     migrate.upgrade(config.database_url)
     click.echo("database is up to date")
 
-
-from notifier import cli_status  # noqa: E402 - digests: status and worker commands
-from notifier.cli_staff import staff_group  # noqa: E402 - registered last; it imports `settings` from here
-from notifier.cli_subscribers import subscribers  # noqa: E402 - parents' subscriptions; imports `settings` too
 
 cli.add_command(staff_group)
 cli.add_command(cli_status.status)

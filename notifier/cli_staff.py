@@ -15,7 +15,7 @@ from notifier.errors import BoardFileError
 
 
 def _sessions():
-    from notifier.cli import settings
+    from notifier.cli_settings import settings
 
     config = settings()
     return config, make_sessionmaker(make_engine(config.database_url))

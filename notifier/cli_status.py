@@ -40,7 +40,7 @@ def counts(session: Session) -> dict[str, dict[str, int]]:
 @click.command("status")
 def status() -> None:
     """Print pending/sent/failed/delivered counts per channel and the last cycle's time and outcome."""
-    from notifier.cli import settings
+    from notifier.cli_settings import settings
 
     sessions = make_sessionmaker(make_engine(settings().database_url))
     with sessions() as session:
@@ -64,7 +64,7 @@ def status() -> None:
 def worker(every: float, once: bool) -> None:
     """Drain the outbox beside the clock; several workers never send a row twice."""
     from notifier import delivery
-    from notifier.cli import settings
+    from notifier.cli_settings import settings
 
     config = settings()
     sessions = make_sessionmaker(make_engine(config.database_url))

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from notifier import boardfile, consent, importer, notices, signup
-from notifier.cli import settings
+from notifier.cli_settings import settings
 from notifier.db import make_engine, make_sessionmaker, transaction, utcnow
 from notifier.errors import BoardFileError
 

@@ -56,19 +56,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.jinja_env.add_extension("jinja2.ext.do")
     csrf.init_app(app)
 
-    from notifier.web import api, health, public
-    from notifier.web.dev import bp as dev_bp
-    from notifier.web.manage import bp as manage_bp
-    from notifier.web.staff import bp as staff_bp
-    from notifier.web.subscribe import bp as subscribe_bp
-    from notifier.web.twilio_inbound import bp as twilio_inbound_bp
-    from notifier.web.twilio_status import bp as twilio_status_bp
+    from notifier.web import api, dev, health, manage, public, staff, subscribe, twilio_inbound, twilio_status
 
-    app.register_blueprint(public.bp)
-    app.register_blueprint(api.bp)
-    app.register_blueprint(health.bp)
-    for blueprint in (subscribe_bp, manage_bp, twilio_inbound_bp, dev_bp):  # parents' subscriptions
-        app.register_blueprint(blueprint)
-    app.register_blueprint(staff_bp)
-    app.register_blueprint(twilio_status_bp)
+    for module in (public, api, health, subscribe, manage, twilio_inbound, twilio_status, staff, dev):
+        app.register_blueprint(module.bp)
     return app
