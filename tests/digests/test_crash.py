@@ -54,3 +54,33 @@ def test_a_tick_killed_mid_send_then_rerun_sends_each_parent_exactly_one_message
         ids_per_recipient.setdefault(message["To"], set()).add(message["Message-ID"])
     assert set(ids_per_recipient) == emails
     assert {len(ids) for ids in ids_per_recipient.values()} == {1}
+
+
+def test_two_worker_processes_draining_one_outbox_at_once_send_nothing_twice(
+    sessions, fast_env, fast_settings, boards, twilio_server
+):
+    from sqlalchemy import select
+
+    from notifier.clock import cycle_steps
+    from notifier.outbox import OutboxRow
+
+    cycle.run(sessions, str(fast_settings.boards_file))
+    with sessions() as session, session.begin():
+        people = [make_subscriber(session, email=None) for _ in range(1200)]
+        phones = {c.address for p in people for c in p.contacts}
+    boards.update("tdsb", status="closed")
+    cycle.run(sessions, str(fast_settings.boards_file), after_record=cycle_steps(fast_settings, deliver=False))
+    twilio_server.delay = 0.01  # each worker claims up to 500 rows at a time: both must get a share
+
+    workers = [subprocess.Popen([sys.executable, "-m", "notifier", "worker", "--once"], cwd=ROOT,
+                                env={**os.environ, **fast_env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+               for _ in range(2)]
+    for worker in workers:
+        _, errors = worker.communicate(timeout=300)
+        assert worker.returncode == 0, errors.decode()[-2000:]
+
+    texts = Counter(m["to"] for m in twilio_server.messages)
+    assert set(texts) == phones and set(texts.values()) == {1}
+    with sessions() as session:
+        claimers = {claim.split(":")[1] for claim in session.scalars(select(OutboxRow.claim))}
+    assert len(claimers) == 2, "both processes must have taken a share of the rows"
