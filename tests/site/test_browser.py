@@ -31,6 +31,7 @@ def test_the_index_and_a_board_in_job_action_pass_axe(page, live_server, axe, jo
 def test_the_announced_ahead_search_and_not_found_pages_pass_axe(page, live_server, axe, job_action, language):
     for path in ["/boards/peel", "/?q=toronto", "/boards/atlantis"]:
         visit(page, live_server + path, language)
+        assert page.locator("html").get_attribute("lang") == language
         axe(page)
 
 

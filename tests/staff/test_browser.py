@@ -94,7 +94,7 @@ def test_the_accounts_page_passes_axe(page, live_server, settings, sessions, axe
     page.get_by_role("button", name=WORDS[language]["send"]).click()
     page.goto(latest_signin_link(settings.outbox_dir, ADMIN).replace(settings.base_url, live_server))
     page.get_by_role("button", name=WORDS[language]["sign_in"], exact=True).click()
-    page.goto(f"{live_server}/staff/accounts")
-    axe(page)
-    page.goto(f"{live_server}/staff/")
-    axe(page)
+    for path in ("/staff/accounts", "/staff/"):
+        page.goto(f"{live_server}{path}")
+        assert page.locator("html").get_attribute("lang") == language
+        axe(page)
