@@ -136,3 +136,11 @@ def test_without_provider_settings_messages_go_to_the_local_outbox(env, tmp_path
 def test_with_provider_settings_real_channels_are_built(provider_env):
     channels = build(Settings.from_env(provider_env))
     assert isinstance(channels["email"], SmtpChannel) and isinstance(channels["sms"], TwilioChannel)
+
+
+def test_a_single_email_outside_a_batch_closes_its_connection(smtp_server):
+    inbox, url = smtp_server
+    channel = SmtpChannel(url, "status@example.org")
+    channel.send(email())
+    assert len(inbox.envelopes) == 1
+    assert channel._connection is None

@@ -35,6 +35,7 @@ class SmtpChannel(Channel):
         self.mail_from = mail_from
         self.timeout = timeout
         self._connection: smtplib.SMTP | None = None
+        self._in_session = False
         if not parseaddr(mail_from)[1]:
             raise ConfigError(f"NOTIFIER_MAIL_FROM={mail_from!r}: expected an address such as "
                               "'School status <status@board.example>'")
@@ -42,9 +43,11 @@ class SmtpChannel(Channel):
     @contextmanager
     def session(self):
         """One SMTP connection for every send inside the block (reopened if the server drops it)."""
+        self._in_session = True
         try:
             yield self
         finally:
+            self._in_session = False
             self._close()
 
     def build(self, message: Message) -> EmailMessage:
@@ -69,6 +72,13 @@ class SmtpChannel(Channel):
         return email
 
     def _send(self, message: Message) -> Receipt:
+        try:
+            return self._send_over_connection(message)
+        finally:
+            if not self._in_session:  # a single send (a confirmation) must not leave its connection open
+                self._close()
+
+    def _send_over_connection(self, message: Message) -> Receipt:
         email = self.build(message)
         for attempt in (1, 2):  # a pooled connection may have been dropped by the server: reconnect once
             connection = self._connect()
