@@ -123,7 +123,7 @@ def populate(sessions, count: int, sms_only: bool = False) -> None:
     from sqlalchemy import insert
 
     from notifier.db import utcnow
-    from notifier.subscriptions import Contact, Follow, Subscriber
+    from notifier.subscribers.models import Contact, Follow, Subscriber
 
     now = utcnow()
     for start in range(1, count + 1, 10_000):
@@ -146,7 +146,7 @@ def bare_sdk_rate(twilio_url: str, concurrency: int, messages: int) -> float:
     """Messages/s of a plain loop of `client.messages.create` at the same concurrency against the same server."""
     from twilio.rest import Client
 
-    from notifier.channels.sms import _RebasedHttpClient
+    from notifier.delivery.channels.sms import _RebasedHttpClient
 
     per_thread = messages // concurrency
 
@@ -201,10 +201,11 @@ def main() -> int:
 def run(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
     from sqlalchemy import func, select, text
 
-    from notifier import clock, cycle, migrate
+    from notifier import clock, migrate
     from notifier.config import Settings
     from notifier.db import make_engine, make_sessionmaker
-    from notifier.outbox import OutboxRow
+    from notifier.delivery.outbox import OutboxRow
+    from notifier.status import cycle
 
     database_url = args.database_url or f"sqlite:///{workdir / 'bench.sqlite3'}"
     settings = Settings.from_env({

@@ -14,11 +14,14 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from notifier import cycle
 from notifier.config import Settings
-from notifier.cycle import AfterRecord, CycleResult
 from notifier.db import make_engine, make_sessionmaker, utcnow
-from notifier.outbox import ClockState
+from notifier.delivery.drain import DrainStats, drain
+from notifier.delivery.outbox import ClockState
+from notifier.notices import compose, planning
+from notifier.status import cycle
+from notifier.status.cycle import AfterRecord, CycleResult
+from notifier.subscribers import signup
 
 log = logging.getLogger(__name__)
 
@@ -26,17 +29,21 @@ WAKEUP = "wakeup"
 POLL_SECONDS = 2
 
 
+def send_due(settings: Settings, sessions: sessionmaker[Session], now: datetime | None = None) -> DrainStats:
+    """Drain the outbox, composing each message with the notices wing (what the clock and every worker run)."""
+    return drain(sessions, settings, compose.MessageBuilder, now)
+
+
 def cycle_steps(settings: Settings, deliver: bool = True) -> list[AfterRecord]:
     """What runs after changes are recorded: planning digests, then (unless `deliver` is False) draining the outbox."""
-    from notifier import delivery, planning
 
     def plan(sessions: sessionmaker[Session], result: CycleResult, now: datetime) -> None:
         planning.plan(sessions, settings, now)
 
-    def drain(sessions: sessionmaker[Session], result: CycleResult, now: datetime) -> None:
-        delivery.drain(sessions, settings, now)
+    def send(sessions: sessionmaker[Session], result: CycleResult, now: datetime) -> None:
+        drain(sessions, settings, compose.MessageBuilder, now)
 
-    return [plan, drain] if deliver else [plan]
+    return [plan, send] if deliver else [plan]
 
 
 def tick(settings: Settings, sessions: sessionmaker[Session] | None = None, deliver: bool = True) -> CycleResult:
@@ -77,8 +84,6 @@ class Clock:
 
     def purge_unconfirmed(self) -> None:
         """Delete sign-ups left unconfirmed for 7 days (they never received anything but their confirmation)."""
-        from notifier import signup
-
         with self.sessions() as session, session.begin():
             removed = signup.purge_unconfirmed(session, utcnow())
         if removed:

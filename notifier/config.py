@@ -1,6 +1,6 @@
 """Settings, read once from the environment and validated before anything starts.
 
-Every setting is an environment variable (documented in README.md). A malformed value stops start-up with a
+Every setting is an environment variable (documented in docs/configuration.md). A malformed value stops start-up with a
 `ConfigError` that names the variable, so an operator never discovers a typo at 6 a.m. on a strike day.
 """
 

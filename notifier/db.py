@@ -11,8 +11,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import DateTime, Engine, MetaData, create_engine, event
-from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy import DateTime, Engine, MetaData, String, create_engine, event, update
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
 NAMING = {
@@ -81,3 +81,20 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """A session whose work is committed at the end of the block, or rolled back on error."""
     with factory() as session, session.begin():
         yield session
+
+
+class Lock(Base):
+    """Named rows used as portable locks: an UPDATE holds the row until commit on SQLite and PostgreSQL alike."""
+
+    __tablename__ = "locks"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    held_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+def hold_lock(session: Session, name: str) -> None:
+    """Take the named lock for the rest of `session`'s transaction (waits while another process holds it)."""
+    held = session.execute(update(Lock).where(Lock.name == name).values(held_at=utcnow()))
+    if held.rowcount == 0:  # first use: create the row, then lock it
+        session.add(Lock(name=name, held_at=utcnow()))
+        session.flush()

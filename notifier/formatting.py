@@ -1,6 +1,6 @@
 """Dates, times and small text helpers as parents read them: Toronto time, in their language.
 
-Shared by the pages (through Flask's Jinja environment) and by emails and texts (through `rendering`), so an
+Shared by the pages (through Flask's Jinja environment) and by emails and texts (through `notices.templates`), so an
 effective time reads the same on the site and in a digest.
 """
 
@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from babel.dates import format_date, format_datetime, format_time, get_datetime_format
 
-from notifier.boards import TORONTO
+TORONTO = ZoneInfo("America/Toronto")  # the zone every Ontario board works in
+
 
 Language = str | Callable[[], str]
 

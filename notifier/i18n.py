@@ -2,7 +2,7 @@
 
 English is the source language (the msgids), so only French needs a catalogue. The `.po` files are compiled to a
 single `messages.mo` when missing or stale, so a fresh clone, the clock and the web app all work without a
-separate build step. Used by Flask-Babel for pages and by `rendering` for emails and texts.
+separate build step. Used by Flask-Babel for pages and by `notices.templates` for emails and texts.
 """
 
 from __future__ import annotations

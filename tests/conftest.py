@@ -7,20 +7,29 @@ Provider settings are removed from the environment so a forgotten fake can never
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import socket
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import inspect, text
+from sqlalchemy import inspect, select, text
 
 from notifier import migrate
+from notifier.clock import cycle_steps
 from notifier.config import ROOT, Settings
-from notifier.db import make_engine, make_sessionmaker
-from notifier.tables import metadata
+from notifier.db import Base, make_engine, make_sessionmaker
+from notifier.delivery import outbox  # noqa: F401 - every module that declares tables, so the metadata is whole
+from notifier.delivery.outbox import OutboxRow
+from notifier.staff import models as staff_models  # noqa: F401
+from notifier.status import cycle, history  # noqa: F401
+from notifier.status.history import latest_event_id
+from notifier.subscribers import consent, models, ratelimit  # noqa: F401
+from notifier.subscribers.models import Contact, Follow, Subscriber
 
 for _name in list(os.environ):
     if _name.startswith("TWILIO_") or _name in ("NOTIFIER_SMTP_URL", "NOTIFIER_BASE_URL", "NOTIFIER_BOARDS_FILE"):
@@ -91,7 +100,7 @@ def engine(database_url: str):
 def _empty_all_tables(engine) -> None:
     existing = set(inspect(engine).get_table_names())
     with engine.begin() as connection:
-        for table in reversed(metadata.sorted_tables):
+        for table in reversed(Base.metadata.sorted_tables):
             if table.name in existing:
                 connection.execute(table.delete())
 
@@ -173,7 +182,7 @@ class BoardsFile:
         self.path = path
 
     def update(self, board_id: str, **fields) -> None:
-        from notifier.boardfile import round_trip_yaml
+        from notifier.status.document import round_trip_yaml
 
         yaml = round_trip_yaml()
         document = yaml.load(self.path.read_text(encoding="utf-8"))
@@ -332,3 +341,84 @@ def axe():
         assert results.violations_count == 0, results.generate_report()
 
     return check
+
+
+# --- subscribers, settings that send fast, and whole cycles (digests and delivery) ---------------------------
+
+
+NOW = datetime(2026, 11, 23, 17, 0, tzinfo=UTC)  # Monday 12:00 in Toronto: outside quiet hours
+BOTH = ("elementary", "secondary")
+_numbers = itertools.count(100)
+
+
+def phone() -> str:
+    """A fresh fictional Canadian mobile number (555-01XX)."""
+    return f"+1613555{next(_numbers) % 10000:04d}"
+
+
+def make_subscriber(session, **overrides) -> Subscriber:
+    """A confirmed family following TDSB's both panels by email and SMS; override any part.
+
+    Keys: language, notify_on_effect, email (None for no email), phone (None for no SMS), frequency (both contacts),
+    email_frequency, sms_frequency, status, follows [(board, panel)], seen_event_id (default: the newest event).
+    """
+    number = next(_numbers)
+    options = {
+        "language": "en", "notify_on_effect": False, "email": f"parent{number}@example.org", "phone": phone(),
+        "frequency": "immediate", "status": "active", "follows": [("tdsb", p) for p in BOTH],
+        "seen_event_id": None,
+    }
+    options.update(overrides)
+    seen = latest_event_id(session) if options["seen_event_id"] is None else options["seen_event_id"]
+    subscriber = Subscriber(language=options["language"], notify_on_effect=options["notify_on_effect"])
+    for channel, address in (("email", options["email"]), ("sms", options["phone"])):
+        if address:
+            frequency = options.get(f"{channel}_frequency") or options["frequency"]
+            subscriber.contacts.append(Contact(channel=channel, address=address, status=options["status"],
+                                               frequency=frequency, seen_event_id=seen))
+    for board_id, panel in options["follows"]:
+        subscriber.follows.append(Follow(board_id=board_id, panel=panel))
+    session.add(subscriber)
+    session.flush()
+    return subscriber
+
+
+@pytest.fixture
+def subscribe(sessions):
+    """Create a subscriber in its own transaction: `subscribe(**overrides)` returns (subscriber_id, email, phone)."""
+
+    def create(**overrides):
+        with sessions() as session, session.begin():
+            subscriber = make_subscriber(session, **overrides)
+            addresses = {c.channel: c.address for c in subscriber.contacts}
+            return subscriber.id, addresses.get("email"), addresses.get("sms")
+
+    return create
+
+
+@pytest.fixture
+def fast_env(provider_env) -> dict[str, str]:
+    """Provider settings without the production rate limits (a long code's 1 text per second)."""
+    return {**provider_env, "NOTIFIER_SMS_PER_SECOND": "1000", "NOTIFIER_EMAIL_PER_SECOND": "1000",
+            "NOTIFIER_RETRY_BASE_SECONDS": "1"}
+
+
+@pytest.fixture
+def fast_settings(fast_env) -> Settings:
+    return Settings.from_env(fast_env)
+
+
+@pytest.fixture
+def run(sessions, fast_settings):
+    """Run one whole cycle (record, plan, deliver) at `now`: `run(now=NOW, settings=None, deliver=True)`."""
+
+    def run_cycle(now: datetime = NOW, settings: Settings | None = None, deliver: bool = True):
+        chosen = settings or fast_settings
+        return cycle.run(sessions, str(chosen.boards_file), now=now, after_record=cycle_steps(chosen, deliver))
+
+    return run_cycle
+
+
+def outbox_rows(sessions) -> list[OutboxRow]:
+    with sessions() as session:
+        return list(session.scalars(select(OutboxRow).order_by(OutboxRow.id)))

@@ -12,15 +12,13 @@ from typing import Any
 
 from flask import Flask
 from flask_babel import Babel
-from flask_wtf.csrf import CSRFProtect
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from notifier import i18n
 from notifier.config import ROOT, Settings
 from notifier.formatting import install_filters
+from notifier.web.security import csrf
 from notifier.web.services import Services, current_language, select_language
-
-csrf = CSRFProtect()
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:

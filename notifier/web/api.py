@@ -12,9 +12,9 @@ from typing import Any
 
 from flask import Blueprint, Response, abort, url_for
 
-from notifier.boards import Board, Panel, now_toronto
 from notifier.config import ROOT
-from notifier.history import ChangeEvent, board_history
+from notifier.status.boards import Board, Panel, now_toronto
+from notifier.status.history import ChangeEvent, board_history
 from notifier.web.pagecache import respond
 from notifier.web.services import services
 

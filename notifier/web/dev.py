@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, render_template
 
-from notifier.channels.outbox import read_outbox
+from notifier.delivery.channels.local import read_outbox
 from notifier.web.services import services
 
 bp = Blueprint("dev", __name__)

@@ -14,8 +14,8 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.wrappers import Response
 
-from notifier.boardstore import DATABASE
-from notifier.history import last_cycle
+from notifier.status.history import last_cycle
+from notifier.status.store import DATABASE
 from notifier.web.services import services
 
 bp = Blueprint("health", __name__)

@@ -10,10 +10,13 @@ from __future__ import annotations
 from flask import Blueprint, g, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
-from notifier import contacts, links, notices, preferences, ratelimit, signup
+from notifier import links
 from notifier.db import transaction, utcnow
-from notifier.subscriptions import Contact, ContactStatus, Subscriber, find_contact, mark_opted_out
-from notifier.web import csrf
+from notifier.notices import account
+from notifier.subscribers import addresses, preferences, ratelimit, signup
+from notifier.subscribers.contacts import find_contact, mark_opted_out
+from notifier.subscribers.models import Contact, ContactStatus, Subscriber
+from notifier.web.security import csrf
 from notifier.web.services import LANGUAGE_COOKIE, select_language, services
 from notifier.web.subscribe import boards_by_id, client_ip, read_rows, sorted_boards
 
@@ -44,7 +47,7 @@ def _page(token: str, subscriber: Subscriber, errors: dict | None = None, status
     return render_template(
         "manage/manage.html", token=token, subscriber=subscriber, rows=rows, errors=errors or {},
         live=preferences.live_contacts(subscriber), saved="saved" in request.args, changes=changes,
-        boards=sorted_boards(select_language()), display_phone=contacts.display_phone,
+        boards=sorted_boards(select_language()), display_phone=addresses.display_phone,
     ), status
 
 
@@ -85,16 +88,16 @@ def save(token: str) -> tuple[str, int] | Response:
         if limited:
             return _page(token, subscriber, {"new": limited}, 429, changes)
         added = preferences.apply(session, subscriber, changes, valid, now, client_ip())
-        messages = [notices.confirmation(settings, c, boards) for c in added]
+        messages = [account.confirmation(settings, c, boards) for c in added]
         left = not preferences.live_contacts(subscriber)
-    outcomes = notices.deliver(settings, sessions, messages)
+    outcomes = account.deliver(settings, sessions, messages)
     if left:
         return render_template("manage/left.html"), 200
-    if any(o != notices.SENT for o in outcomes):
+    if any(o != account.SENT for o in outcomes):
         with sessions() as session:
             subscriber = session.get(Subscriber, subscriber_id)
             failed = {("phone" if m.channel == "sms" else "email"): f"send_{o}"
-                      for m, o in zip(messages, outcomes, strict=True) if o != notices.SENT}
+                      for m, o in zip(messages, outcomes, strict=True) if o != account.SENT}
             return _page(token, subscriber, failed, 400)
     return redirect(url_for("manage.manage", token=token, saved=1), 303)
 
@@ -128,8 +131,8 @@ def send_link() -> tuple[str, int]:
     if not allowed:
         return render_template("manage/lost.html", errors={"address": "too_many_from_ip"}, value=raw), 429
     try:
-        channel, address = contacts.parse_any(raw)
-    except contacts.ContactError as error:
+        channel, address = addresses.parse_any(raw)
+    except addresses.ContactError as error:
         return render_template("manage/lost.html", errors={"address": error.code}, value=raw), 400
     with transaction(sessions) as session:
         valid = signup.Signup([(channel, address, "")], [], "en", False)
@@ -138,8 +141,8 @@ def send_link() -> tuple[str, int]:
             return render_template("manage/lost.html", errors={"address": limited}, value=raw), 429
         contact = find_contact(session, channel, address)
         live = contact is not None and contact.status in (ContactStatus.ACTIVE.value, ContactStatus.PENDING.value)
-        messages = [notices.manage_link(settings, contact, boards_by_id())] if live else []
-    notices.deliver(settings, sessions, messages)
+        messages = [account.manage_link(settings, contact, boards_by_id())] if live else []
+    account.deliver(settings, sessions, messages)
     return render_template("manage/lost_sent.html", channel=channel), 200
 
 

@@ -21,8 +21,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 from werkzeug.http import http_date, parse_date, parse_etags
 
-from notifier.boardfile import Snapshot
-from notifier.history import ChangeEvent
+from notifier.status.document import Snapshot
+from notifier.status.history import ChangeEvent
 
 CACHE_CONTROL = "public, max-age=30, stale-while-revalidate=60, stale-if-error=86400"
 VARY_LANGUAGE = "Accept-Language, Cookie"

@@ -12,11 +12,11 @@ from flask import Blueprint, abort, redirect, render_template, request, url_for
 from werkzeug.exceptions import NotFound
 from werkzeug.wrappers import Response
 
-from notifier.boardfile import Snapshot, version_of
-from notifier.boards import Board, Panel, now_toronto
 from notifier.errors import BoardFileError
-from notifier.history import board_history
 from notifier.i18n import LANGUAGES
+from notifier.status.boards import Board, Panel, now_toronto
+from notifier.status.document import Snapshot, version_of
+from notifier.status.history import board_history
 from notifier.web.pagecache import respond
 from notifier.web.services import LANGUAGE_COOKIE, select_language, services
 

@@ -8,10 +8,10 @@ from flask import current_app, g, request
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from notifier.boardstore import BoardStore
 from notifier.config import Settings
 from notifier.db import make_engine, make_sessionmaker
 from notifier.i18n import LANGUAGES, best_language
+from notifier.status.store import BoardStore
 from notifier.web.pagecache import PageCache
 
 LANGUAGE_COOKIE = "lang"

@@ -1,6 +1,6 @@
 """The staff console (/staff): sign in by emailed link, edit one board, preview what parents get, publish.
 
-Views only parse, check who is asking, call the domain (`signin`, `editform`, `publishing`, `digests`) and
+Views only parse, check who is asking, call the staff wing (`signin`, `form`, `publishing`) and `notices.preview` and
 render. Every refusal (not signed in, session expired, another board, bad link, missing CSRF token) is logged.
 """
 
@@ -15,12 +15,17 @@ from flask import Blueprint, abort, g, redirect, render_template, request, sessi
 from flask_wtf.csrf import CSRFError
 from werkzeug.wrappers import Response
 
-from notifier import audit, editform, editing, publishing, signin, staff
-from notifier.boards import Board, Category, now_toronto
-from notifier.changes import diff
 from notifier.db import transaction, utcnow
-from notifier.errors import BoardFileError
+from notifier.delivery import channels
+from notifier.delivery.channels import EMAIL, Message
+from notifier.errors import BoardFileError, DeliveryError
 from notifier.masking import mask_email
+from notifier.notices import preview as previews
+from notifier.notices import templates
+from notifier.staff import accounts, audit, edits, models, publishing, signin
+from notifier.staff import form as edit_form
+from notifier.status.boards import Board, Category, now_toronto
+from notifier.status.changes import diff
 from notifier.web.services import select_language, services
 
 log = logging.getLogger(__name__)
@@ -32,7 +37,7 @@ def _ip() -> str:
     return request.remote_addr or "?"
 
 
-def _signed_in() -> staff.StaffMember | None:
+def _signed_in() -> models.StaffMember | None:
     """The staff member of this session, or None when signed out, expired, or the account was removed."""
     staff_id, since = session.get("staff_id"), session.get("signed_in_at")
     if staff_id is None or since is None:
@@ -43,12 +48,12 @@ def _signed_in() -> staff.StaffMember | None:
         session.clear()
         return None
     with services().sessions() as db:
-        member = db.get(staff.StaffMember, staff_id)
+        member = db.get(models.StaffMember, staff_id)
         if member is None:
             log.warning("staff console refused: account %s no longer exists, from %s", staff_id, _ip())
             session.clear()
             return None
-        g.staff_boards = staff.boards_of(db, member)
+        g.staff_boards = accounts.boards_of(db, member)
         return member
 
 
@@ -162,18 +167,18 @@ def edit(board_id: str) -> str | tuple[str, int]:
     current = _board_for(board_id)
     snapshot = services().boards.snapshot
     if request.method == "GET":
-        return _edit_page(current, editform.from_board(current), snapshot.version, current)
-    form = editform.from_fields(request.form)
-    base = editform.decode_base(request.form.get("base", "")) or current
+        return _edit_page(current, edit_form.from_board(current), snapshot.version, current)
+    form = edit_form.from_fields(request.form)
+    base = edit_form.decode_base(request.form.get("base", "")) or current
     version = request.form.get("version", "")
     action = request.form.get("action", "preview")
     if action == "edit":
-        return _edit_page(current, editform.with_blank_rows(form), version, base)
-    edited, errors = editform.validate(form, base)
+        return _edit_page(current, edit_form.with_blank_rows(form), version, base)
+    edited, errors = edit_form.validate(form, base)
     if errors:
         log.info("staff edit of %s by %s not saved: %s", board_id, mask_email(g.staff.email),
                  ", ".join(f"{name}={code}" for name, code in errors.items()))
-        return _edit_page(current, editform.with_blank_rows(form), version, base, errors=errors), 400
+        return _edit_page(current, edit_form.with_blank_rows(form), version, base, errors=errors), 400
     if action == "publish":
         return _publish(current, edited, base, version, form.notify)
     preview = _preview(base, edited)
@@ -183,10 +188,10 @@ def edit(board_id: str) -> str | tuple[str, int]:
     return _preview_page(current, form, version, base, edited, preview)
 
 
-def _edit_page(board: Board, form: editform.EditForm, version: str, base: Board, errors=None, conflict=None,
+def _edit_page(board: Board, form: edit_form.EditForm, version: str, base: Board, errors=None, conflict=None,
                published=None) -> str:
     return render_template("staff/edit.html", board=board, form=form, version=version,
-                           base=editform.encode_base(base), errors=errors or {}, conflict=conflict,
+                           base=edit_form.encode_base(base), errors=errors or {}, conflict=conflict,
                            published=published, now=now_toronto(), categories=[c.value for c in Category])
 
 
@@ -194,11 +199,11 @@ def _publish(current: Board, edited: Board, base: Board, version: str, notify: b
     try:
         result = publishing.publish(services().settings, services().sessions, edited, base, version, utcnow(),
                                     notify, g.staff.email, _ip())
-    except editing.EditConflict as conflict:
+    except edits.EditConflict as conflict:
         log.warning("staff edit of %s by %s not saved: the board changed meanwhile", current.id,
                     mask_email(g.staff.email))
         fresh = conflict.current
-        return _edit_page(fresh, editform.from_board(fresh), services().boards.snapshot.version, fresh,
+        return _edit_page(fresh, edit_form.from_board(fresh), services().boards.snapshot.version, fresh,
                           conflict=conflict.changes), 409
     except BoardFileError as error:
         log.error("staff edit of %s not saved: boards.yaml is invalid on disk: %s", current.id, error)
@@ -208,35 +213,29 @@ def _publish(current: Board, edited: Board, base: Board, version: str, notify: b
         return render_template("staff/refused.html", reason="busy"), 503
     services().boards.refresh(force=True)
     saved = result.saved
-    return _edit_page(saved.new, editform.from_board(saved.new), saved.version, saved.new,
+    return _edit_page(saved.new, edit_form.from_board(saved.new), saved.version, saved.new,
                       published={"changes": saved.changes, "notify": notify})
 
 
 def _preview(old: Board, new: Board) -> dict:
-    from notifier import digests
-
     changes = diff(old, new)
     with services().sessions() as db:
-        counts = digests.audience(db, new.id, changes, utcnow())
-    previews = {language: digests.preview(old, new, language, services().settings) for language in ("en", "fr")}
-    return {"changes": changes, "audience": counts, **previews}
+        counts = previews.audience(db, new.id, changes, utcnow())
+    rendered = {language: previews.preview(old, new, language, services().settings) for language in ("en", "fr")}
+    return {"changes": changes, "audience": counts, **rendered}
 
 
-def _preview_page(board: Board, form: editform.EditForm, version: str, base: Board, edited: Board, preview: dict,
+def _preview_page(board: Board, form: edit_form.EditForm, version: str, base: Board, edited: Board, preview: dict,
                   test_sent: bool | None = None) -> str:
     return render_template("staff/preview.html", board=board, form=form, version=version,
-                           base=editform.encode_base(base), edited=edited, preview=preview, test_sent=test_sent,
+                           base=edit_form.encode_base(base), edited=edited, preview=preview, test_sent=test_sent,
                            now=now_toronto())
 
 
 def _send_test(preview) -> bool:
     """Send the preview email to the signed-in staff member only (never to parents)."""
-    from notifier import channels, rendering
-    from notifier.channels import EMAIL, Message
-    from notifier.errors import DeliveryError
-
     language = select_language()
-    subject = rendering.gettext(language, "[Test] %(subject)s", subject=preview.email_subject)
+    subject = templates.gettext(language, "[Test] %(subject)s", subject=preview.email_subject)
     message = Message(channel=EMAIL, to=g.staff.email, text=preview.email_text, html=preview.email_html or None,
                       subject=subject, language=language, reference=f"staff-test-{g.staff.id}-{int(time.time())}")
     try:
@@ -259,9 +258,9 @@ def history(board_id: str) -> str:
 # --- accounts (administrators) ----------------------------------------------------------------------------------
 
 
-@bp.route("/accounts", methods=["GET", "POST"])
+@bp.route("/accounts", methods=["GET", "POST"], endpoint="accounts")
 @signed_in
-def accounts() -> str | tuple[str, int]:
+def accounts_page() -> str | tuple[str, int]:
     """Administrators add and remove staff accounts here (the same as `python -m notifier staff add|remove`)."""
     if not g.staff.is_admin:
         log.warning("staff console refused: %s is not an administrator (accounts page), from %s",
@@ -271,7 +270,7 @@ def accounts() -> str | tuple[str, int]:
     if request.method == "POST":
         error, done = _change_account(request.form)
     with services().sessions() as db:
-        rows = staff.everyone(db)
+        rows = accounts.everyone(db)
     return render_template("staff/accounts.html", rows=rows, error=error, done=done), 400 if error else 200
 
 
@@ -282,14 +281,14 @@ def _change_account(form) -> tuple[str | None, str | None]:
         if form.get("action") == "remove":
             if email.lower() == g.staff.email:
                 return "self", None
-            if staff.remove(db, email):
+            if accounts.remove(db, email):
                 audit.record_account(db, g.staff.email, "staff_remove", email.lower(), [], _ip(), utcnow())
             return None, "removed"
         boards = form.get("boards", "").replace(",", " ").split()
         known = [b.id for b in services().boards.snapshot.status.boards]
         try:
-            member = staff.add(db, email, boards, bool(form.get("admin")), known)
-        except staff.StaffError as problem:
+            member = accounts.add(db, email, boards, bool(form.get("admin")), known)
+        except accounts.StaffError as problem:
             log.info("account change refused: %s", problem)
             return "invalid", None
         audit.record_account(db, g.staff.email, "staff_add", member.email, boards, _ip(), utcnow())

@@ -10,10 +10,12 @@ from __future__ import annotations
 from flask import Blueprint, render_template, request
 from werkzeug.wrappers import Response
 
-from notifier import links, notices, ratelimit, signup
-from notifier.boards import Board
+from notifier import links
 from notifier.db import transaction, utcnow
-from notifier.subscriptions import Contact, ContactStatus
+from notifier.notices import account
+from notifier.status.boards import Board
+from notifier.subscribers import ratelimit, signup
+from notifier.subscribers.models import Contact, ContactStatus
 from notifier.web.services import select_language, services
 
 bp = Blueprint("subscribe", __name__)
@@ -88,11 +90,11 @@ def submit() -> tuple[str, int]:
         return render_form(form, status=429, problem=limited)
     with transaction(sessions) as session:
         stored = signup.store(session, valid, now, source=client_ip())
-        messages = [notices.confirmation(settings, c, boards) for c in stored.to_confirm]
-        messages += [notices.manage_link(settings, c, boards) for c in stored.already_active]
-    outcomes = dict(zip([m.to for m in messages], notices.deliver(settings, sessions, messages), strict=True))
+        messages = [account.confirmation(settings, c, boards) for c in stored.to_confirm]
+        messages += [account.manage_link(settings, c, boards) for c in stored.already_active]
+    outcomes = dict(zip([m.to for m in messages], account.deliver(settings, sessions, messages), strict=True))
     errors = {("phone" if m.channel == "sms" else "email"): f"send_{outcomes[m.to]}"
-              for m in messages if outcomes[m.to] != notices.SENT}
+              for m in messages if outcomes[m.to] != account.SENT}
     if errors:
         return render_form(form, errors, status=400)
     channels = sorted({channel for channel, _, _ in valid.addresses})

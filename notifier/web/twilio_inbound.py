@@ -1,7 +1,7 @@
 """POST /twilio/inbound: texts parents send to the service's number, answered with TwiML.
 
 Only requests signed by Twilio (X-Twilio-Signature over NOTIFIER_BASE_URL) get this far; anything else is 403 and
-changes nothing. The keywords themselves are handled in `notifier.keywords`.
+changes nothing. The keywords themselves are handled in `notifier.subscribers.keywords`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ import logging
 from flask import Blueprint, Response, request
 from twilio.twiml.messaging_response import MessagingResponse
 
-from notifier import keywords, rendering
-from notifier.contacts import ContactError, parse_phone
 from notifier.db import transaction, utcnow
 from notifier.masking import mask
-from notifier.web import csrf
+from notifier.notices import templates
+from notifier.subscribers import keywords
+from notifier.subscribers.addresses import ContactError, parse_phone
+from notifier.web.security import csrf
 from notifier.web.services import services
 from notifier.web.subscribe import boards_by_id
 from notifier.web.twilio_auth import require_twilio_signature
@@ -43,6 +44,6 @@ def inbound() -> Response:
     log.info("inbound text from %s: %s", mask(number), reply.template or "no reply")
     if speak:
         context = {**reply.context, "base_url": settings.base_url}
-        twiml.message("\n".join(rendering.render(f"sms/{reply.template}.txt", language, **context).strip()
+        twiml.message("\n".join(templates.render(f"sms/{reply.template}.txt", language, **context).strip()
                                 for language in reply.languages))
     return Response(str(twiml), mimetype="text/xml")

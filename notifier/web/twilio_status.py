@@ -14,9 +14,10 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from notifier.db import utcnow
-from notifier.outbox import DeliveryReceipt, OutboxRow
-from notifier.subscriptions import Contact, mark_invalid, mark_opted_out
-from notifier.web import csrf
+from notifier.delivery.outbox import DeliveryReceipt, OutboxRow
+from notifier.subscribers.contacts import mark_invalid, mark_opted_out
+from notifier.subscribers.models import Contact
+from notifier.web.security import csrf
 from notifier.web.services import services
 from notifier.web.twilio_auth import require_twilio_signature
 

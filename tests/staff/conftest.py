@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from notifier import boardfile, staff
-from notifier.channels.outbox import read_outbox
 from notifier.db import transaction
+from notifier.delivery.channels.local import read_outbox
+from notifier.staff import accounts
+from notifier.status import document
 
 TDSB_STAFF = "comms@tdsb.example.org"
 PEEL_STAFF = "comms@peel.example.org"
@@ -20,9 +21,9 @@ def make_staff(sessions, email: str = TDSB_STAFF, boards=("tdsb",), admin: bool 
     """Create a staff account (known boards are those of the real boards.yaml); returns its id."""
     from notifier.config import ROOT
 
-    known = [b.id for b in boardfile.load(ROOT / "boards.yaml").status.boards]
+    known = [b.id for b in document.load(ROOT / "boards.yaml").status.boards]
     with transaction(sessions) as session:
-        return staff.add(session, email, list(boards), admin, known).id
+        return accounts.add(session, email, list(boards), admin, known).id
 
 
 def csrf_token(html: str) -> str:
@@ -127,8 +128,8 @@ def console(client, settings, tdsb_staff) -> Console:
 def make_subscriber(sessions, board_id: str = "tdsb", email: str = "parent@example.org", language: str = "en",
                     frequency: str = "immediate", phone: str | None = None) -> int:
     """An active subscriber following both panels of `board_id`, by email (and SMS when `phone` is given)."""
-    from notifier.history import latest_event_id
-    from notifier.subscriptions import Contact, Follow, Subscriber
+    from notifier.status.history import latest_event_id
+    from notifier.subscribers.models import Contact, Follow, Subscriber
 
     with transaction(sessions) as session:
         seen = latest_event_id(session)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from notifier.staff import AuditEntry
+from notifier.staff.models import AuditEntry
 from tests.staff.conftest import ADMIN, Console, csrf_token, make_staff
 
 

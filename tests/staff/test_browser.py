@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier import boardfile
+from notifier.status import document
 from tests.staff.conftest import TDSB_STAFF, latest_signin_link, make_staff
 
 pytestmark = pytest.mark.browser
@@ -55,7 +55,7 @@ def test_sign_in_edit_preview_and_publish_on_a_phone(page, live_server, settings
     page.get_by_role("button", name=words["publish"]).click()
     assert page.get_by_role("heading", name=words["published"]).is_visible()
     axe(page)
-    assert boardfile.load(settings.boards_file).status.by_id()["tdsb"].status == "closed"
+    assert document.load(settings.boards_file).status.by_id()["tdsb"].status == "closed"
     page.get_by_role("link", name="Qui a modifié ce conseil, et quand" if language == "fr"
                      else "Who changed this board, and when").click()
     axe(page)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from notifier.staff import AuditEntry
+from notifier.staff.models import AuditEntry
 
 
 def test_staff_add_gives_an_address_its_boards(runner):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from notifier import boardfile
+from notifier.status import document
 from tests.staff.conftest import Console, make_staff
 
 
 def board(settings, board_id: str = "tdsb"):
-    return boardfile.load(settings.boards_file).status.by_id()[board_id]
+    return document.load(settings.boards_file).status.by_id()[board_id]
 
 
 def test_a_direct_edit_of_the_file_after_the_form_was_shown_is_detected_and_kept(console, settings, boards):

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from notifier import boardfile
 from notifier.config import ROOT
 from notifier.db import utcnow
-from notifier.staff import AuditEntry
+from notifier.staff.models import AuditEntry
+from notifier.status import document
 
 
 def board(settings, board_id: str = "tdsb"):
-    return boardfile.load(settings.boards_file).status.by_id()[board_id]
+    return document.load(settings.boards_file).status.by_id()[board_id]
 
 
 def test_publishing_writes_the_new_status_into_boards_yaml(console, settings):
@@ -48,9 +48,9 @@ def test_a_withdrawal_is_removed_by_ticking_remove(console, settings):
 
 
 def test_only_the_edited_board_changes_in_the_file(console, settings):
-    before = boardfile.load(settings.boards_file).status.by_id()
+    before = document.load(settings.boards_file).status.by_id()
     console.edit("tdsb", status="closed")
-    after = boardfile.load(settings.boards_file).status.by_id()
+    after = document.load(settings.boards_file).status.by_id()
     assert [b for b in after if after[b] != before[b]] == ["tdsb"]
 
 

@@ -7,12 +7,13 @@ import html
 import re
 from datetime import timedelta
 
-from notifier import clock, cycle
-from notifier.boards import TORONTO
-from notifier.channels.outbox import read_outbox
+from notifier import clock
 from notifier.db import utcnow
-from notifier.history import ChangeEvent, Cycle
-from notifier.outbox import OutboxRow
+from notifier.delivery.channels.local import read_outbox
+from notifier.delivery.outbox import OutboxRow
+from notifier.formatting import TORONTO
+from notifier.status import cycle
+from notifier.status.history import ChangeEvent, Cycle
 from tests.staff.conftest import TDSB_STAFF, make_subscriber
 
 PARENT = "parent@example.org"

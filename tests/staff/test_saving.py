@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from notifier import boardfile, editing
 from notifier.config import ROOT
+from notifier.staff import edits
+from notifier.status import document
 
 COMMENTED = """\
 # The status of every board.
@@ -36,7 +37,7 @@ boards:
 
 
 def edited(text: str, board_id: str, **fields):
-    board = boardfile.parse(text).by_id()[board_id]
+    board = document.parse(text).by_id()[board_id]
     data = board.model_dump(mode="json", exclude_none=True)
     data.update(fields)
     return board, type(board).model_validate(data)
@@ -44,15 +45,15 @@ def edited(text: str, board_id: str, **fields):
 
 def test_applying_an_unchanged_board_gives_the_file_back_byte_for_byte():
     text = (ROOT / "boards.yaml").read_text()
-    board = boardfile.parse(text).by_id()["tdsb"]
-    assert editing.apply(text, board, board) == text
+    board = document.parse(text).by_id()["tdsb"]
+    assert edits.apply(text, board, board) == text
 
 
 def test_comments_next_to_the_edited_board_survive():
     current, new = edited(COMMENTED, "tdsb", status="closed")
-    out = editing.apply(COMMENTED, current, new)
+    out = edits.apply(COMMENTED, current, new)
     assert "# Toronto first" in out and "# then Peel" in out and "# The status of every board." in out
-    assert boardfile.parse(out).by_id()["tdsb"].status == "closed"
+    assert document.parse(out).by_id()["tdsb"].status == "closed"
 
 
 def test_an_unchanged_withdrawal_keeps_its_comment_when_another_is_added():
@@ -60,14 +61,14 @@ def test_an_unchanged_withdrawal_keeps_its_comment_when_another_is_added():
         {"category": "grounds", "description": {"en": "No snow clearing.", "fr": "Pas de déneigement."}},
         {"category": "transportation", "panels": ["secondary"], "description": {"en": "No buses."}},
     ])
-    out = editing.apply(COMMENTED, current, new)
+    out = edits.apply(COMMENTED, current, new)
     assert "- category: grounds  # snow" in out
     assert "panels: [secondary]" in out
 
 
 def test_a_new_field_goes_where_the_model_puts_it():
     current, new = edited(COMMENTED, "tdsb", effective="2026-11-23T00:01:00-05:00")
-    lines = editing.apply(COMMENTED, current, new).splitlines()
+    lines = edits.apply(COMMENTED, current, new).splitlines()
     assert lines.index("    effective: 2026-11-23T00:01:00-05:00") == lines.index("    withdrawals: []") - 1
 
 
@@ -75,15 +76,16 @@ def test_a_saved_file_is_valid_and_written_through_a_temporary_file(tmp_path):
     path = tmp_path / "boards.yaml"
     path.write_text(COMMENTED)
     current, new = edited(COMMENTED, "tdsb", status="closed")
-    saved = editing.save_board(path, new, current, boardfile.version_of(COMMENTED.encode()), datetime.now(UTC))
-    assert boardfile.load(path).version == saved.version
+    saved = edits.save_board(path, new, current, document.version_of(COMMENTED.encode()), datetime.now(UTC))
+    assert document.load(path).version == saved.version
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
 CRASHING_SAVE = """
 import os, sys, time
 from datetime import UTC, datetime
-from notifier import boardfile, editing
+from notifier.status import document
+from notifier.staff import edits
 
 path, marker, when = sys.argv[1], sys.argv[2], sys.argv[3]
 real_replace = os.replace
@@ -96,11 +98,11 @@ def replace(source, target):
 
 os.replace = replace
 text = open(path, encoding="utf-8").read()
-current = boardfile.parse(text).by_id()["tdsb"]
+current = document.parse(text).by_id()["tdsb"]
 data = current.model_dump(mode="json", exclude_none=True)
 data["status"] = "closed"
 new = type(current).model_validate(data)
-editing.save_board(path, new, current, boardfile.version_of(text.encode()), datetime.now(UTC))
+edits.save_board(path, new, current, document.version_of(text.encode()), datetime.now(UTC))
 """
 
 
@@ -121,7 +123,7 @@ def test_a_save_killed_around_the_rename_leaves_the_old_or_the_new_file_never_a_
     finally:
         process.wait(10)
     assert process.returncode == -signal.SIGKILL
-    status = boardfile.load(path).status.by_id()["tdsb"].status  # valid, whatever happened
+    status = document.load(path).status.by_id()["tdsb"].status  # valid, whatever happened
     assert status == ("open" if when == "before" else "closed")
     if when == "before":
         assert path.read_text() == COMMENTED
@@ -131,11 +133,11 @@ def test_a_save_refuses_a_board_that_changed_since_the_form_was_shown(tmp_path):
     path = tmp_path / "boards.yaml"
     path.write_text(COMMENTED)
     base, new = edited(COMMENTED, "tdsb", status="closed")
-    version = boardfile.version_of(COMMENTED.encode())
+    version = document.version_of(COMMENTED.encode())
     path.write_text(COMMENTED.replace("status: open   # checked", "status: work-to-rule   # checked"))
     before = path.read_bytes()
-    with pytest.raises(editing.EditConflict) as conflict:
-        editing.save_board(path, new, base, version, datetime.now(UTC))
+    with pytest.raises(edits.EditConflict) as conflict:
+        edits.save_board(path, new, base, version, datetime.now(UTC))
     assert [c.kind for c in conflict.value.changes] == ["status", "panel_status", "panel_status"]
     assert path.read_bytes() == before
 

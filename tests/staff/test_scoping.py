@@ -42,9 +42,9 @@ def test_an_administrator_may_edit_any_board(client, settings, sessions):
     admin.sign_in(ADMIN)
     assert admin.edit("peel", status="closed").status_code == 200
     assert "id: peel" in settings.boards_file.read_text()
-    from notifier import boardfile
+    from notifier.status import document
 
-    assert boardfile.load(settings.boards_file).status.by_id()["peel"].status == "closed"
+    assert document.load(settings.boards_file).status.by_id()["peel"].status == "closed"
 
 
 def test_a_board_given_to_two_people_can_be_published_by_either(client, settings, sessions):

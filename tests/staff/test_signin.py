@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import time_machine
 
-from notifier import signin, staff
-from notifier.channels.outbox import read_outbox
 from notifier.db import transaction, utcnow
-from notifier.staff import SigninToken
+from notifier.delivery.channels.local import read_outbox
+from notifier.staff import accounts, models, signin
+from notifier.staff.models import SigninToken
 from tests.staff.conftest import TDSB_STAFF, Console, csrf_token, latest_signin_link
 
 
@@ -72,7 +72,7 @@ def test_a_link_works_only_once(client, settings, tdsb_staff):
 def test_a_link_expires_after_15_minutes(sessions, tdsb_staff):
     now = utcnow()
     with transaction(sessions) as session:
-        token = signin.issue(session, session.get(staff.StaffMember, tdsb_staff), now)
+        token = signin.issue(session, session.get(models.StaffMember, tdsb_staff), now)
     with transaction(sessions) as session:
         assert signin.redeem(session, token, now + timedelta(minutes=15, seconds=1)) is None
     with transaction(sessions) as session:
@@ -118,7 +118,7 @@ def test_a_session_expires_after_the_configured_minutes(app, client, settings, t
 def test_a_removed_account_is_signed_out_at_its_next_click(client, settings, sessions, tdsb_staff):
     Console(client, settings).sign_in(TDSB_STAFF)
     with transaction(sessions) as session:
-        staff.remove(session, TDSB_STAFF)
+        accounts.remove(session, TDSB_STAFF)
     assert client.get("/staff/boards/tdsb").status_code == 302
 
 

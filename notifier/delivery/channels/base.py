@@ -1,0 +1,82 @@
+"""The one interface every way a message leaves the building implements (email, SMS, the local outbox).
+
+`Channel.send()` does the shared work (timing, masked logging, turning provider errors into
+`TemporaryDeliveryError` or `PermanentDeliveryError`); each provider implements only `_send()`. The delivery code
+never knows which provider is behind a channel.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from notifier.errors import DeliveryError, PermanentDeliveryError
+from notifier.masking import mask
+
+log = logging.getLogger(__name__)
+
+EMAIL = "email"
+SMS = "sms"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message to one person. `reference` is the caller's unique key (the outbox row), used for idempotency."""
+
+    channel: str
+    to: str
+    text: str
+    reference: str
+    language: str = "en"
+    subject: str | None = None
+    html: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What the provider said: its id for the message (Twilio SID, Message-ID, file name) and a status."""
+
+    provider_id: str
+    status: str = "sent"
+
+
+class Channel(ABC):
+    """A way to send `Message`s. Subclasses implement `_send`, and may override `session` to reuse a connection."""
+
+    name: str = "channel"
+
+    def send(self, message: Message) -> Receipt:
+        """Send one message; raises `TemporaryDeliveryError` (retry later) or `PermanentDeliveryError` (never)."""
+        started = time.monotonic()
+        try:
+            receipt = self._send(message)
+        except DeliveryError as error:
+            kind = "permanent" if isinstance(error, PermanentDeliveryError) else "temporary"
+            log.warning("%s to %s failed (%s): %s", self.name, mask(message.to), kind, error)
+            raise
+        log.debug("%s to %s sent as %s in %.0f ms", self.name, mask(message.to), receipt.provider_id,
+                  (time.monotonic() - started) * 1000)
+        return receipt
+
+    def send_many(self, messages: Iterable[Message]) -> Iterator[tuple[Message, Receipt | DeliveryError]]:
+        """Send several messages over one session (one SMTP connection, for instance); yields each outcome."""
+        with self.session():
+            for message in messages:
+                try:
+                    yield message, self.send(message)
+                except DeliveryError as error:
+                    yield message, error
+
+    def session(self):
+        """A context manager holding a provider connection open across sends (nothing by default)."""
+        from contextlib import nullcontext
+
+        return nullcontext()
+
+    @abstractmethod
+    def _send(self, message: Message) -> Receipt:
+        """Hand one message to the provider; raise Temporary/PermanentDeliveryError on failure."""

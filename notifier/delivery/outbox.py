@@ -1,0 +1,77 @@
+"""The durable outbox: one row per digest to one contact, created once and sent only from `pending`.
+
+A row's `digest_key` is unique per contact, so planning the same changes twice (a cycle run twice, a restart after a
+crash) never makes a second row. Rows move pending → sending → sent (or failed, cancelled); a status callback adds
+the provider's view (`delivered`, `undelivered`) in `receipts`, keyed by the provider's message id, in any order.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from notifier.db import Base, UtcDateTime, utcnow
+from notifier.subscribers import models  # noqa: F401 - declares `contacts`, which outbox rows point at
+
+
+class RowStatus(StrEnum):
+    PENDING = "pending"  # waiting for its due time (now, the end of quiet hours, the daily digest)
+    SENDING = "sending"  # claimed by a worker; after a crash it is reconciled before any resend
+    SENT = "sent"  # the provider accepted it; `provider_id` says under which id
+    FAILED = "failed"  # a permanent error (the contact was marked) or too many temporary ones
+    CANCELLED = "cancelled"  # merged into a newer digest, undone before it went out, or the contact left
+
+
+class OutboxRow(Base):
+    """One digest for one contact: which change events it covers, when it is due, and how sending went."""
+
+    __tablename__ = "outbox"
+    __table_args__ = (
+        UniqueConstraint("contact_id", "digest_key", name="uq_outbox_contact_id"),
+        Index("ix_outbox_due", "status", "channel", "due_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    contact_id: Mapped[int] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"))
+    channel: Mapped[str] = mapped_column(String(8))
+    digest_key: Mapped[str] = mapped_column(String(64))
+    event_ids: Mapped[str] = mapped_column(Text)  # "12,13,17": the change events this digest covers
+    urgent: Mapped[bool] = mapped_column(Boolean, default=False)
+    status: Mapped[str] = mapped_column(String(16), default=RowStatus.PENDING.value)
+    due_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    claim: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    claimed_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    provider_id: Mapped[str | None] = mapped_column(String(255), nullable=True, index=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+class DeliveryReceipt(Base):
+    """The provider's latest word on one message (Twilio status callbacks), kept even if it beats our own record."""
+
+    __tablename__ = "delivery_receipts"
+
+    provider_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    status: Mapped[str] = mapped_column(String(16))
+    error_code: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class ClockState(Base):
+    """Small named values the clock and its helpers share: the planning cursor, a wake-up request."""
+
+    __tablename__ = "clock_state"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    number: Mapped[int] = mapped_column(Integer, default=0)
+    at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+def event_ids(row_value: str) -> list[int]:
+    """The event ids stored in a row's `event_ids` column."""
+    return [int(part) for part in row_value.split(",") if part]

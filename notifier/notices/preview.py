@@ -1,0 +1,65 @@
+"""What the staff console shows before publishing: the exact digest a parent would get, and how many get it.
+
+The preview is rendered by the same functions the real digests use, so what staff read is what parents receive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from notifier.config import Settings
+from notifier.notices import render, segments
+from notifier.notices.digests import PANELS, Event, relevant, select_for
+from notifier.status.boards import Board, Status
+from notifier.status.changes import Change, Kind, diff
+from notifier.subscribers.models import Contact, ContactStatus, Follow, Frequency, Subscriber
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What a parent following both panels of the board would receive for one change, on each channel."""
+
+    email_subject: str
+    email_text: str
+    email_html: str
+    sms_text: str
+    sms_segments: int
+
+
+def preview(old: Board | None, new: Board, language: str, settings: Settings) -> Preview:
+    """The exact digest for old → new, rendered by the same functions the real digests use."""
+    events = [Event.from_change(i, change, new) for i, change in enumerate(diff(old, new), start=1)]
+    chosen, _ = select_for(events, {new.id: frozenset(PANELS)}, notify_on_effect=True)
+    email = render.render_digest(chosen, {new.id: new}, language, "email", settings)
+    sms = render.render_digest(chosen, {new.id: new}, language, "sms", settings)
+    email = email.personal(settings, subscriber_id=0, contact_id=0)
+    return Preview(email.subject, email.text, email.html or "", sms.text, segments.segments(sms.text))
+
+
+def audience(session: Session, board_id: str, changes: list[Change], now: datetime) -> dict[str, dict[str, int]]:
+    """How many active contacts would hear about `changes` at once, and how many in the next daily summary."""
+    events = [Event.from_change(i, change) for i, change in enumerate(changes, start=1)]
+    counts = {"email": {"now": 0, "daily": 0}, "sms": {"now": 0, "daily": 0}}
+    panels = {p for e in events if relevant(e, {board_id: frozenset(PANELS)}, True) for p in e.panels()}
+    if not panels:
+        return counts
+    urgent_panels = {e.panel for e in events if e.kind == Kind.PANEL_STATUS.value and e.after == Status.CLOSED.value}
+    follows = select(Follow.subscriber_id, func.count()).where(Follow.board_id == board_id,
+                                                               Follow.panel.in_(panels))
+    follows = follows.group_by(Follow.subscriber_id).subquery()
+    urgent = select(Follow.subscriber_id).where(Follow.board_id == board_id, Follow.panel.in_(urgent_panels or {""}))
+    query = (
+        select(Contact.channel, Contact.frequency, Contact.subscriber_id.in_(urgent), func.count())
+        .join(follows, follows.c.subscriber_id == Contact.subscriber_id)
+        .join(Subscriber, Subscriber.id == Contact.subscriber_id)
+        .where(Contact.status == ContactStatus.ACTIVE.value)
+        .group_by(Contact.channel, Contact.frequency, Contact.subscriber_id.in_(urgent))
+    )
+    for channel, frequency, is_urgent, number in session.execute(query):
+        when = "daily" if frequency == Frequency.DAILY.value and not is_urgent else "now"
+        counts.setdefault(channel, {"now": 0, "daily": 0})[when] += number
+    return counts

@@ -1,0 +1,136 @@
+"""Rendering a digest: the email (subject, text, HTML) and the text message, from the same view of the changes.
+
+Every word is in templates/email/digest.*, templates/sms/digest.txt and templates/digest/_words.txt, in the
+reader's language. Digests with the same changes in the same language render the same, so a send renders each
+variant once (placeholders stand for the links) and only fills in each contact's own links.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from notifier.config import Settings
+from notifier.notices import templates
+from notifier.notices.digests import Event, NetChange, net
+from notifier.status.boards import Bilingual, Board, Panel, Withdrawal
+from notifier.status.changes import Kind
+
+MANAGE = "@@MANAGE_URL@@"
+UNSUBSCRIBE = "@@UNSUBSCRIBE_URL@@"
+ORDER = [Kind.PANEL_STATUS, Kind.TOOK_EFFECT, Kind.WITHDRAWAL_ADDED, Kind.WITHDRAWAL_CHANGED,
+         Kind.WITHDRAWAL_REMOVED, Kind.EFFECTIVE, Kind.MESSAGE]
+
+
+@dataclass
+class BoardDigest:
+    """What one board's part of a digest says: new statuses, services withdrawn or restored, when, and a link."""
+
+    board: Board
+    url: str
+    statuses: list[tuple[str | None, str]] = field(default_factory=list)  # (panel, or None for both; new status)
+    took_effect: str | None = None
+    added: list[Withdrawal] = field(default_factory=list)
+    changed: list[Withdrawal] = field(default_factory=list)
+    removed: list[Withdrawal] = field(default_factory=list)
+    effective: datetime | None = None
+    message: Bilingual | None = None
+    message_changed: bool = False
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A rendered digest; `personal()` fills in one contact's manage and unsubscribe links."""
+
+    subject: str
+    text: str
+    html: str | None = None
+    urgent: bool = False
+
+    def personal(self, settings: Settings, subscriber_id: int, contact_id: int) -> Rendered:
+        """This digest with the links of one subscriber and contact."""
+        from notifier import links
+
+        return self.with_links(links.manage_url(settings, subscriber_id), links.unsubscribe_url(settings, contact_id))
+
+    def with_links(self, manage: str, unsubscribe: str) -> Rendered:
+        """This digest with the placeholders replaced by the given links."""
+
+        def fill(value: str) -> str:
+            return value.replace(MANAGE, manage).replace(UNSUBSCRIBE, unsubscribe)
+
+        return replace(self, text=fill(self.text), html=fill(self.html) if self.html else None)
+
+
+def board_digests(events: list[Event], boards: dict[str, Board], settings: Settings) -> list[BoardDigest]:
+    """One `BoardDigest` per board with net changes, in the order the boards first changed."""
+    digests: dict[str, BoardDigest] = {}
+    changes = sorted(net(events), key=lambda c: (min(c.events), ORDER.index(Kind(c.kind))))
+    latest = {e.board_id: e for e in sorted(events, key=lambda e: e.id)}
+    for change in changes:
+        board = boards.get(change.board_id) or _placeholder(change.board_id)
+        item = digests.setdefault(change.board_id, BoardDigest(board, f"{settings.base_url}/boards/{board.id}"))
+        _apply(item, change)
+    for board_id, item in digests.items():
+        item.statuses = _merge_panels(item.statuses)
+        last = latest[board_id]
+        announced_ahead = last.effective_at and (last.recorded_at is None or last.effective_at > last.recorded_at)
+        if item.effective is None and announced_ahead:
+            item.effective = last.effective_at
+        item.message = item.message or item.board.message
+    return list(digests.values())
+
+
+def _apply(item: BoardDigest, change: NetChange) -> None:
+    kind = Kind(change.kind)
+    if kind is Kind.PANEL_STATUS:
+        item.statuses.append((change.panel, change.after))
+    elif kind is Kind.TOOK_EFFECT:
+        item.took_effect = change.after
+    elif kind is Kind.WITHDRAWAL_ADDED:
+        item.added.append(Withdrawal.model_validate(change.after))
+    elif kind is Kind.WITHDRAWAL_CHANGED:
+        item.changed.append(Withdrawal.model_validate(change.after))
+    elif kind is Kind.WITHDRAWAL_REMOVED:
+        item.removed.append(Withdrawal.model_validate(change.before))
+    elif kind is Kind.EFFECTIVE and change.after:
+        item.effective = datetime.fromisoformat(change.after)
+    elif kind is Kind.MESSAGE:
+        item.message_changed = True
+        item.message = Bilingual.model_validate(change.after) if change.after else None
+
+
+def _merge_panels(statuses: list[tuple[str | None, str]]) -> list[tuple[str | None, str]]:
+    """Both panels with the same new status read as one sentence about all the board's schools."""
+    by_panel = dict(statuses)
+    if len(by_panel) == 2 and len(set(by_panel.values())) == 1:
+        return [(None, next(iter(by_panel.values())))]
+    return sorted(by_panel.items(), key=lambda item: [p.value for p in Panel].index(item[0]))
+
+
+def _placeholder(board_id: str) -> Board:
+    return Board.model_validate({"id": board_id, "name": board_id, "status": "open", "withdrawals": []})
+
+
+def render_digest(
+    events: list[Event], boards: dict[str, Board], language: str, channel: str, settings: Settings
+) -> Rendered:
+    """Render the digest of `events` for `channel` ("email" or "sms") in `language`, with link placeholders."""
+    items = board_digests(events, boards, settings)
+    urgent = any(status == "closed" for item in items for _, status in item.statuses)
+    context: dict[str, Any] = {"items": items, "urgent": urgent, "base_url": settings.base_url,
+                               "manage_url": MANAGE, "unsubscribe_url": UNSUBSCRIBE, "sender": settings.sender}
+    if channel == "sms":
+        text = " ".join(templates.render("sms/digest.txt", language, **context).split())
+        return Rendered("", text, None, urgent)
+    names = [item.board.display_name(language) for item in items]
+    if len(names) == 1:
+        template = "Schools closed: %(board)s" if urgent else "School status update: %(board)s"
+        subject = templates.gettext(language, template, board=names[0])
+    else:
+        template = "Schools closed: %(count)d boards changed" if urgent else "School status update: %(count)d boards"
+        subject = templates.gettext(language, template, count=len(names))
+    text = templates.render("email/digest.txt", language, subject=subject, **context).strip() + "\n"
+    html = templates.render("email/digest.html", language, subject=subject, **context)
+    return Rendered(subject, text, html, urgent)

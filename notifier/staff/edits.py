@@ -1,0 +1,181 @@
+"""Saving one board's edit into boards.yaml: under the file lock, against the version edited, round-trip.
+
+Only the edited board's changed fields are touched; comments, order, quoting and layout of everything else stay
+as they were, so hand edits and version control stay first-class. If the board changed since the form was shown
+(another staff member, or a direct edit of the file), nothing is written and the caller is told what changed.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from notifier.errors import NotifierError
+from notifier.formatting import TORONTO
+from notifier.status import document
+from notifier.status.boards import Board, Panel, StatusFile
+from notifier.status.changes import Change, diff
+
+FIELD_ORDER = list(Board.model_fields)
+EDITED_FIELDS = ("status", "panels", "effective", "message", "announcement", "withdrawals", "updated_at")
+
+
+class EditConflict(NotifierError):
+    """The board changed after the form was shown; `current` is the board now, `changes` what differs."""
+
+    def __init__(self, current: Board, changes: list[Change]) -> None:
+        self.current = current
+        self.changes = changes
+        super().__init__(f"board {current.id} changed since the form was shown ({len(changes)} change(s))")
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A saved edit: the board before and after, what changed, and the file as written."""
+
+    old: Board
+    new: Board
+    changes: list[Change]
+    status: StatusFile
+    version: str
+
+
+class _Timestamp(str):
+    """A date-time written unquoted, like the hand-written ones (`2026-11-23T00:01:00-05:00`)."""
+
+
+def _yaml():
+    yaml = document.round_trip_yaml()
+    yaml.representer.add_representer(
+        _Timestamp, lambda r, d: r.represent_scalar("tag:yaml.org,2002:timestamp", str(d)))
+    return yaml
+
+
+def stamp(board: Board, now: datetime) -> Board:
+    """The board with `updated_at` set to `now` (Toronto time, whole seconds): the "as of" parents see."""
+    data = board.model_dump(mode="json", exclude_none=True)
+    data["updated_at"] = now.astimezone(TORONTO).replace(microsecond=0).isoformat()
+    return Board.model_validate(data)
+
+
+def save_board(path: str | os.PathLike[str], edited: Board, base: Board, version: str, now: datetime,
+               then: Callable[[Saved], None] | None = None) -> Saved:
+    """Write `edited` over its board in the file, unless the board differs from `base`, the one the form showed.
+
+    `version` is the file version the form was rendered from: when it is still current nothing can have changed;
+    when the file moved on because of other boards, the edit still applies (only this board is written). `then`
+    runs under the file lock after the write (the "notify parents off" path records the change there).
+    Raises `EditConflict` (nothing written) or `BoardFileError` (the file on disk is broken; nothing written).
+    """
+    path = Path(path)
+    with document.lock(path):
+        data = path.read_bytes()
+        current_file = document.parse(data, str(path))
+        current = current_file.by_id().get(edited.id)
+        if current is None:
+            raise EditConflict(base, [])
+        if document.version_of(data) != version and _dump(current) != _dump(base):
+            raise EditConflict(current, diff(base, current))
+        new = stamp(edited, now)
+        text = apply(data.decode("utf-8"), current, new)
+        document.save(path, text)
+        saved = Saved(current, new, diff(current, new), document.parse(text, str(path)),
+                      document.version_of(text.encode("utf-8")))
+        if then is not None:
+            then(saved)
+        return saved
+
+
+def apply(text: str, current: Board, new: Board) -> str:
+    """The file `text` with board `new.id`'s changed fields replaced; every other byte kept where possible."""
+    yaml = _yaml()
+    document = yaml.load(text)
+    node = next(b for b in document["boards"] if isinstance(b, CommentedMap) and b.get("id") == new.id)
+    before, after = _dump(current), _dump(new)
+    for name in EDITED_FIELDS:
+        if before.get(name) == after.get(name) and name in node or (name not in after and name not in node):
+            continue
+        if name not in after:
+            node.pop(name, None)
+        elif name == "withdrawals":
+            node[name] = _withdrawals(node.get(name), before.get(name, []), after[name])
+        elif name in node:
+            node[name] = _node(name, after[name])
+        else:
+            node.insert(_position(node, name), name, _node(name, after[name]))
+    out = io.StringIO()
+    yaml.dump(document, out)
+    return out.getvalue()
+
+
+def _dump(board: Board) -> dict[str, Any]:
+    data = board.model_dump(mode="json", exclude_none=True)
+    if not data.get("panels"):  # no per-panel status is written as no `panels:` key at all
+        data.pop("panels", None)
+    return data
+
+
+def _position(node: CommentedMap, name: str) -> int:
+    """Where a new key goes: after the last key that comes before it in the model's field order."""
+    rank = FIELD_ORDER.index(name)
+    keys = list(node.keys())
+    position = 0
+    for index, key in enumerate(keys):
+        if key in FIELD_ORDER and FIELD_ORDER.index(key) < rank:
+            position = index + 1
+    return position
+
+
+def _node(name: str, value: Any) -> Any:
+    if name in ("effective", "updated_at"):
+        return _Timestamp(value)
+    if name in ("panels", "announcement"):
+        return _flow(value)
+    if name == "message":
+        return CommentedMap(value)
+    return value
+
+
+def _flow(value: dict[str, Any]) -> CommentedMap:
+    mapping = CommentedMap(value)
+    mapping.fa.set_flow_style()
+    return mapping
+
+
+def _withdrawals(old_node: Any, before: list[dict], after: list[dict]) -> CommentedSeq:
+    """The new list, reusing the file's own item for every withdrawal that did not change (keeps its comments)."""
+    unused = list(range(len(before)))
+    items = []
+    for withdrawal in after:
+        match = next((i for i in unused if before[i] == withdrawal), None)
+        if match is not None and isinstance(old_node, CommentedSeq) and match < len(old_node):
+            unused.remove(match)
+            items.append(old_node[match])
+        else:
+            items.append(_withdrawal(withdrawal))
+    if isinstance(old_node, CommentedSeq) and len(items) == len(old_node) \
+            and all(a is b for a, b in zip(items, old_node, strict=True)):
+        return old_node
+    sequence = CommentedSeq(items)
+    if not items:
+        sequence.fa.set_flow_style()
+    return sequence
+
+
+def _withdrawal(withdrawal: dict[str, Any]) -> CommentedMap:
+    item = CommentedMap(category=withdrawal["category"])
+    if sorted(withdrawal.get("panels", [])) != sorted(p.value for p in Panel):
+        panels = CommentedSeq(withdrawal["panels"])
+        panels.fa.set_flow_style()
+        item["panels"] = panels
+    item["description"] = _flow(withdrawal["description"])
+    if withdrawal.get("advice"):
+        item["advice"] = _flow(withdrawal["advice"])
+    return item

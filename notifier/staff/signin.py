@@ -1,0 +1,119 @@
+"""Signing staff in with an emailed single-use link: no passwords to forget, leak or share at 5 a.m.
+
+A link is good once, for 15 minutes. Only a SHA-256 of its token is stored, so a copy of the database cannot be
+used to sign in. Requests are rate-limited per IP and per address, and the answer never says whether an address
+has an account. Every refusal is logged, with the address masked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from notifier.config import Settings
+from notifier.delivery.channels import EMAIL, Message
+from notifier.errors import DeliveryError
+from notifier.masking import mask_email
+from notifier.notices import templates
+from notifier.staff import accounts, models
+from notifier.staff.models import SigninToken
+from notifier.subscribers import ratelimit
+
+log = logging.getLogger(__name__)
+
+LINK_LIFETIME = timedelta(minutes=15)
+# Enough for a busy office behind one address (several staff, a few retries each), too few for guessing.
+LIMIT_PER_IP = (20, 3600)
+LIMIT_PER_ADDRESS = (5, 3600)
+
+
+class Outcome(StrEnum):
+    """What became of a sign-in request. The page shows SENT and NO_ACCOUNT the same way, on purpose."""
+
+    SENT = "sent"
+    NO_ACCOUNT = "no_account"
+    LIMITED = "limited"
+    INVALID = "invalid"
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def issue(session: Session, member: models.StaffMember, now: datetime) -> str:
+    """A new single-use token for `member` (only its hash is stored); valid for `LINK_LIFETIME`."""
+    token = secrets.token_urlsafe(32)
+    session.add(SigninToken(staff_id=member.id, token_hash=_hash(token), created_at=now,
+                            expires_at=now + LINK_LIFETIME))
+    session.flush()
+    return token
+
+
+def redeem(session: Session, token: str, now: datetime, ip: str = "") -> models.StaffMember | None:
+    """The account a valid, unused, unexpired token belongs to, marking it used; None (and a log line) otherwise."""
+    row = session.scalars(select(SigninToken).where(SigninToken.token_hash == _hash(token))).first()
+    if row is None:
+        log.warning("staff sign-in refused: unknown link, from %s", ip or "?")
+        return None
+    if row.used_at is not None or row.expires_at <= now:
+        reason = "link already used" if row.used_at is not None else "link expired"
+        log.warning("staff sign-in refused: %s (token %s), from %s", reason, row.id, ip or "?")
+        return None
+    # Conditional UPDATE: of two requests racing with the same link, exactly one wins.
+    claimed = session.execute(
+        update(SigninToken).where(SigninToken.id == row.id, SigninToken.used_at.is_(None)).values(used_at=now)
+    )
+    if claimed.rowcount != 1:
+        log.warning("staff sign-in refused: link already used (token %s), from %s", row.id, ip or "?")
+        return None
+    return session.get(models.StaffMember, row.staff_id)
+
+
+def request_link(session: Session, settings: Settings, email: str, ip: str, language: str, now: datetime,
+                 link_for: Callable[[str], str]) -> Outcome:
+    """Rate-limit, then email a sign-in link if `email` has an account. `link_for(token)` builds the absolute URL."""
+    try:
+        address = accounts.normalise_email(email)
+    except accounts.StaffError:
+        log.warning("staff sign-in refused: not an email address, from %s", ip)
+        return Outcome.INVALID
+    if not ratelimit.allow(session, f"staff-signin-ip:{ip}", *LIMIT_PER_IP, now):
+        log.warning("staff sign-in refused: too many requests from %s (for %s)", ip, mask_email(address))
+        return Outcome.LIMITED
+    if not ratelimit.allow(session, f"staff-signin-address:{_hash(address)}", *LIMIT_PER_ADDRESS, now):
+        log.warning("staff sign-in refused: too many requests for %s (from %s)", mask_email(address), ip)
+        return Outcome.LIMITED
+    member = accounts.find(session, address)
+    if member is None:
+        log.warning("staff sign-in refused: no account for %s (from %s)", mask_email(address), ip)
+        return Outcome.NO_ACCOUNT
+    token = issue(session, member, now)
+    _send(settings, member.email, link_for(token), language, reference=f"staff-signin-{_hash(token)[:16]}")
+    log.info("staff sign-in link sent to %s (from %s)", mask_email(member.email), ip)
+    return Outcome.SENT
+
+
+def _send(settings: Settings, to: str, link: str, language: str, reference: str) -> None:
+    from notifier.delivery import channels
+
+    minutes = int(LINK_LIFETIME.total_seconds() // 60)
+    context = {"link": link, "minutes": minutes, "base_url": settings.base_url, "sender": settings.sender}
+    message = Message(
+        channel=EMAIL, to=to, reference=reference, language=language,
+        subject=templates.gettext(language, "Your sign-in link for the school status console"),
+        text=templates.render("email/staff_signin.txt", language, **context),
+        html=templates.render("email/staff_signin.html", language, **context),
+    )
+    try:
+        channels.build(settings)[EMAIL].send(message)
+    except DeliveryError as error:
+        # The page must not reveal that the address has an account, so this is only logged (and alerting
+        # on these log lines tells the operator that staff cannot sign in).
+        log.error("staff sign-in link to %s could not be sent: %s", mask_email(to), error)

@@ -1,0 +1,148 @@
+"""One cycle of the clock: read boards.yaml, record what changed since the last cycle, then hand over to delivery.
+
+This is the only path from a file edit to a parent's phone: the clock runs it on a schedule, `tick` runs it once,
+and the staff console's "publish" runs it at once. Cycles are serialised by a row lock, so two processes never
+record the same change twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from notifier.db import hold_lock, utcnow
+from notifier.errors import BoardFileError
+from notifier.status import document
+from notifier.status.boards import Board, StatusFile
+from notifier.status.changes import Change, Kind, diff
+from notifier.status.history import BoardState, ChangeEvent, Cycle
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CycleResult:
+    """What a cycle did, for the log, `tick`'s exit code and `status`."""
+
+    cycle_id: int
+    outcome: str
+    changes: list[Change] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+
+# Steps run after changes are recorded (digest planning, delivery); each gets the session factory, the cycle's
+# result and the time. Kept as a list so the digest and delivery modules plug in without this module knowing them.
+AfterRecord = Callable[[sessionmaker[Session], CycleResult, datetime], None]
+
+
+def run(
+    sessions: sessionmaker[Session],
+    boards_path: str,
+    now: datetime | None = None,
+    after_record: list[AfterRecord] | tuple[AfterRecord, ...] = (),
+) -> CycleResult:
+    """Run one cycle. An invalid file records nothing and sends nothing; the last good state stays in force."""
+    now = now or utcnow()
+    with sessions() as session, session.begin():
+        cycle = Cycle(started_at=now)
+        session.add(cycle)
+        session.flush()
+        cycle_id = cycle.id
+    try:
+        with sessions() as session, session.begin():
+            # The file is read under the lock, so a staff save (which writes and records under the same lock)
+            # is never diffed against a stale read.
+            hold_lock(session, "cycle")
+            snapshot = document.load(boards_path)
+            changes = record(session, snapshot.status, snapshot.version, cycle_id, now)
+    except BoardFileError as error:
+        problems = [str(p) for p in error.problems]
+        for problem in problems:
+            log.error("boards file invalid, keeping the last good state: %s", problem)
+        _finish(sessions, cycle_id, "invalid", "\n".join(problems), None)
+        return CycleResult(cycle_id, "invalid", problems=problems)
+    try:
+        result = CycleResult(cycle_id, "ok", changes=changes)
+        for step in after_record:
+            step(sessions, result, now)
+    except Exception as error:
+        log.exception("cycle %s failed", cycle_id)
+        _finish(sessions, cycle_id, "failed", f"{type(error).__name__}: {error}", snapshot.version)
+        return CycleResult(cycle_id, "failed", problems=[str(error)])
+    detail = f"{len(changes)} change(s)" if changes else "nothing to do"
+    log.info("cycle %s: %s (boards.yaml version %s)", cycle_id, detail, snapshot.version)
+    _finish(sessions, cycle_id, "ok", detail, snapshot.version)
+    return result
+
+
+def record(
+    session: Session, status: StatusFile, version: str, cycle_id: int | None, now: datetime, notify: bool = True
+) -> list[Change]:
+    """Diff the file against the stored state, store change events and the new state; return the changes.
+
+    The very first cycle (no stored state at all) only stores the state: nobody is messaged about the
+    state of the world when the service starts. With `notify=False` (a staff edit with "notify parents" off) the
+    events are kept for the history but never sent. The caller holds `hold_lock(session, "cycle")`.
+    """
+    states = {state.board_id: state for state in session.scalars(select(BoardState))}
+    first_cycle = not states
+    changes: list[Change] = []
+    for board in status.boards:
+        state = states.get(board.id)
+        old = Board.model_validate(state.data) if state else None
+        board_changes = [] if first_cycle else diff(old, board)
+        took_effect = _took_effect(state, board, now)
+        if took_effect:
+            board_changes.append(took_effect)
+        for change in board_changes:
+            session.add(_event(change, cycle_id, board, now, notify))
+        changes += board_changes
+        data = board.model_dump(mode="json", exclude_none=True)
+        pending = board.effective if board.effective and board.effective > now else None
+        if state is None:
+            session.add(BoardState(board_id=board.id, data=data, file_version=version, recorded_at=now,
+                                   pending_effective=pending))
+        elif board_changes or state.data != data or state.pending_effective != pending:
+            state.data, state.file_version, state.recorded_at = data, version, now
+            state.pending_effective = pending
+    return changes
+
+
+def _took_effect(state: BoardState | None, board: Board, now: datetime) -> Change | None:
+    """A status announced ahead whose time has now come: the moment parents who asked for it hear "now in effect"."""
+    if state is None or state.pending_effective is None or board.effective is None:
+        return None
+    if board.effective == state.pending_effective and board.effective <= now:
+        return Change(board.id, Kind.TOOK_EFFECT, None, board.status.value, key=board.effective.isoformat())
+    return None
+
+
+def _event(change: Change, cycle_id: int | None, board: Board, now: datetime, notify: bool) -> ChangeEvent:
+    return ChangeEvent(
+        cycle_id=cycle_id,
+        board_id=change.board_id,
+        kind=change.kind.value,
+        panel=change.panel.value if change.panel else None,
+        key=change.key,
+        before=change.before,
+        after=change.after,
+        urgent=change.urgent,
+        notify=notify,
+        effective_at=board.effective,
+        recorded_at=now,
+    )
+
+
+def _finish(sessions: sessionmaker[Session], cycle_id: int, outcome: str, detail: str, version: str | None) -> None:
+    with sessions() as session, session.begin():
+        cycle = session.get(Cycle, cycle_id)
+        cycle.finished_at, cycle.outcome, cycle.detail, cycle.file_version = utcnow(), outcome, detail, version

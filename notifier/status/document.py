@@ -1,0 +1,212 @@
+"""Reading and writing boards.yaml: people edit it by hand, so every mistake is reported as `PATH:LINE: message`.
+
+YAML 1.2 (ruamel) is used so that `status: off` stays the string "off" (and is then refused) instead of
+becoming `False`. Date-times are kept as text until the model parses them, so a bad one is reported with its line.
+Writing is atomic (temp file, fsync, rename) under a cross-process lock, and validated before anything is replaced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.constructor import RoundTripConstructor
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from notifier.errors import BoardFileError
+from notifier.status.boards import Category, Panel, Status, StatusFile
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One mistake in the file, printed the way compilers do so editors can jump to it."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A validated file and the fingerprint of its bytes (used as its version and as the pages' ETag)."""
+
+    status: StatusFile
+    version: str
+    mtime: float
+
+
+class _TextTimestamps(RoundTripConstructor):
+    """Keeps date-times as their text, so the model parses them and a bad one gets a line number."""
+
+
+_TextTimestamps.add_constructor(
+    "tag:yaml.org,2002:timestamp", lambda self, node: str(self.construct_scalar(node))
+)
+
+
+def _reader() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.Constructor = _TextTimestamps
+    return yaml
+
+
+def round_trip_yaml() -> YAML:
+    """The YAML instance used for edits: keeps comments, order, quotes and layout of the rest of the file."""
+    yaml = YAML(typ="rt")
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    return yaml
+
+
+def version_of(data: bytes) -> str:
+    """The version of a file's content: a short SHA-256, stable across processes and machines."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def load(path: str | os.PathLike[str]) -> Snapshot:
+    """Read and validate the file at `path`; raise `BoardFileError` listing every problem with its line."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+        mtime = path.stat().st_mtime
+    except OSError as error:
+        raise BoardFileError([Problem(str(path), 0, f"cannot read the file: {error.strerror}")]) from None
+    return Snapshot(parse(data, str(path)), version_of(data), mtime)
+
+
+def parse(data: bytes | str, path: str = "boards.yaml") -> StatusFile:
+    """Validate the text of a status file; raise `BoardFileError` with `PATH:LINE: message` problems."""
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    try:
+        document = _reader().load(io.StringIO(text))
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = mark.line + 1 if mark else 1
+        reason = error.problem or error.context or "invalid YAML"
+        raise BoardFileError([Problem(path, line, f"YAML syntax: {reason}")]) from None
+    except YAMLError as error:
+        raise BoardFileError([Problem(path, 1, f"YAML syntax: {error}")]) from None
+    if not isinstance(document, CommentedMap):
+        raise BoardFileError([Problem(path, 1, "the file must be a mapping with a top-level 'boards:' list")])
+
+    problems = _duplicate_ids(document, path)
+    try:
+        status = StatusFile.model_validate(document)
+    except ValidationError as error:
+        problems += [_problem(document, item, path) for item in error.errors()]
+    if problems:
+        raise BoardFileError(sorted(set(problems), key=lambda p: (p.line, p.message)))
+    return status
+
+
+def _duplicate_ids(document: CommentedMap, path: str) -> list[Problem]:
+    boards = document.get("boards")
+    if not isinstance(boards, CommentedSeq):
+        return []
+    seen: dict[str, int] = {}
+    problems = []
+    for index, board in enumerate(boards):
+        if not isinstance(board, CommentedMap) or not isinstance(board.get("id"), str):
+            continue
+        line = board.lc.value("id")[0] + 1
+        if board["id"] in seen:
+            problems.append(
+                Problem(path, line, f"boards.{index}.id: duplicate id {board['id']!r} (first used on line "
+                                    f"{seen[board['id']]})")
+            )
+        else:
+            seen[board["id"]] = line
+    return problems
+
+
+_ALLOWED = {
+    "status": [s.value for s in Status],
+    "panel": [p.value for p in Panel],
+    "category": [c.value for c in Category],
+}
+
+
+def _problem(document: CommentedMap, error: dict[str, Any], path: str) -> Problem:
+    """Turn one pydantic error into a sentence a board's staff member can act on, at the right line."""
+    loc = [part for part in error["loc"] if part != "[key]"]
+    where = ".".join(str(part) for part in loc) or "boards"
+    line = _line_of(document, loc, missing=error["type"] == "missing")
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        message = f"{where}: unknown field {loc[-1]!r}"
+    elif kind == "missing":
+        message = f"{where}: missing required field {loc[-1]!r}"
+    elif kind == "enum":
+        message = f"{where}: {_enum_message(error)}"
+    else:
+        message = f"{where}: {error['msg'].removeprefix('Value error, ')}"
+    return Problem(path, line, message)
+
+
+def _enum_message(error: dict[str, Any]) -> str:
+    value = error.get("input")
+    expected = str(error.get("ctx", {}).get("expected", ""))
+    for what, allowed in _ALLOWED.items():
+        if f"'{allowed[-1]}'" in expected:
+            label = "withdrawal category" if what == "category" else what
+            return f"unknown {label} {value!r}; allowed: {', '.join(allowed)}"
+    return str(error["msg"])
+
+
+def _line_of(document: Any, loc: list[Any], missing: bool) -> int:
+    """1-based line of the deepest part of `loc` that exists in the file (for a missing field: its parent)."""
+    node, line = document, 1
+    for part in loc:
+        if isinstance(node, CommentedMap) and part in node:
+            line = node.lc.key(part)[0] + 1
+            node = node[part]
+        elif isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
+            line = node.lc.item(part)[0] + 1
+            node = node[part]
+        else:
+            break
+    return line
+
+
+def save(path: str | os.PathLike[str], text: str) -> None:
+    """Replace the file with `text` atomically: validated first, then temp file, fsync, rename, fsync the folder.
+
+    Readers (web workers, the clock) see the old file or the new one, never a half-written one. The caller holds
+    `lock(path)` and has checked the version it edited is still current.
+    """
+    path = Path(path)
+    parse(text, str(path))  # raises before anything on disk changes
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def lock(path: str | os.PathLike[str], timeout: float = 10.0):
+    """A cross-process lock for editing the file (a `.lock` file beside it)."""
+    from filelock import FileLock
+
+    return FileLock(f"{path}.lock", timeout=timeout)

@@ -1,0 +1,216 @@
+"""Signing up: check what a parent typed, store it as pending, and confirm it (double opt-in) before anything else.
+
+Nothing here lets one person change another's subscription: an address that is already active is left as it is
+(its owner gets their manage link instead), and pending sign-ups receive only their confirmation. Validation
+reports every problem at once, as field -> code, and stores nothing when there is any.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from notifier.errors import NotifierError
+from notifier.status.boards import Board, Panel
+from notifier.subscribers import consent, ratelimit
+from notifier.subscribers.addresses import EMAIL, SMS, ContactError, parse_email, parse_phone
+from notifier.subscribers.contacts import activate, find_contact
+from notifier.subscribers.models import Contact, ContactStatus, Follow, Frequency, Subscriber
+
+LANGUAGES = ("en", "fr")
+FREQUENCIES = tuple(f.value for f in Frequency)
+PANELS = tuple(p.value for p in Panel)
+UNCONFIRMED_DAYS = 7
+HOUR, DAY = 3600, 24 * 3600
+
+
+class SignupError(NotifierError):
+    """The form cannot be accepted; `errors` maps a field name to an error code (see templates/subscribe)."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        self.errors = errors
+        super().__init__(", ".join(f"{k}: {v}" for k, v in errors.items()))
+
+
+@dataclass
+class SignupForm:
+    """What the parent typed, untrusted. `follows` holds (board id, [panels]) rows; empty rows are ignored."""
+
+    follows: list[tuple[str, list[str]]] = field(default_factory=list)
+    email: str = ""
+    phone: str = ""
+    language: str = "en"
+    email_frequency: str = Frequency.IMMEDIATE.value
+    sms_frequency: str = Frequency.IMMEDIATE.value
+    notify_on_effect: bool = False
+
+
+@dataclass
+class Signup:
+    """A valid sign-up: addresses as (channel, address, frequency) and follows as (board id, panel)."""
+
+    addresses: list[tuple[str, str, str]]
+    follows: list[tuple[str, str]]
+    language: str
+    notify_on_effect: bool
+
+
+@dataclass
+class Stored:
+    """What `store` did: contacts now waiting for their confirmation, and contacts that were already active."""
+
+    to_confirm: list[Contact]
+    already_active: list[Contact]
+
+
+def parse_follows(rows: list[tuple[str, list[str]]], boards: Mapping[str, Board], errors: dict[str, str],
+                  prefix: str = "board") -> list[tuple[str, str]]:
+    """(board, panel) pairs from form rows; fills `errors` for unknown boards, panels, or rows without a panel."""
+    follows: list[tuple[str, str]] = []
+    for index, (board_id, panels) in enumerate(rows):
+        board_id = (board_id or "").strip()
+        if not board_id:
+            continue
+        if board_id not in boards:
+            errors[f"{prefix}-{index}"] = "board_unknown"
+            continue
+        if not panels:
+            errors[f"{prefix}-{index}"] = "panel_missing"
+        elif any(p not in PANELS for p in panels):
+            errors[f"{prefix}-{index}"] = "panel_unknown"
+        else:
+            follows.extend((board_id, p) for p in panels if (board_id, p) not in follows)
+    return follows
+
+
+def validate(session: Session, form: SignupForm, boards: Mapping[str, Board]) -> Signup:
+    """A `Signup` from the form, or `SignupError` naming every field that is wrong."""
+    errors: dict[str, str] = {}
+    follows = parse_follows(form.follows, boards, errors)
+    if not follows and not errors:
+        errors["board-0"] = "board_missing"
+    addresses: list[tuple[str, str, str]] = []
+    if not form.email.strip() and not form.phone.strip():
+        errors["channel"] = "channel_missing"
+    if form.email.strip():
+        try:
+            addresses.append((EMAIL, parse_email(form.email), _frequency(form.email_frequency, errors, "email")))
+        except ContactError as error:
+            errors["email"] = error.code
+    if form.phone.strip():
+        try:
+            phone = parse_phone(form.phone)
+            if consent.has_withdrawn(session, SMS, phone):
+                errors["phone"] = "phone_opted_out"
+            addresses.append((SMS, phone, _frequency(form.sms_frequency, errors, "phone")))
+        except ContactError as error:
+            errors["phone"] = error.code
+    if form.language not in LANGUAGES:
+        errors["language"] = "language_unknown"
+    if errors:
+        raise SignupError(errors)
+    return Signup(addresses, follows, form.language, form.notify_on_effect)
+
+
+def _frequency(value: str, errors: dict[str, str], name: str) -> str:
+    if value not in FREQUENCIES:
+        errors[f"{name}_frequency"] = "frequency_unknown"
+    return value
+
+
+def within_limits(session: Session, settings, signup: Signup, now: datetime, scope: str = "signup") -> str | None:
+    """None when the sign-up may go ahead, else the error code of the limit it hit (per address, SMS cap)."""
+    for channel, address, _ in signup.addresses:
+        key = f"{scope}:{channel}:{consent.address_hash(session, address)[:32]}"
+        if not ratelimit.allow(session, key, settings.signup_limit_per_contact, DAY, now):
+            return "too_many_for_address"
+    if any(channel == SMS for channel, _, _ in signup.addresses):
+        if not ratelimit.allow(session, "confirm-sms:global", settings.confirmation_sms_per_hour, HOUR, now):
+            return "sms_busy"
+    return None
+
+
+def store(session: Session, signup: Signup, now: datetime, source: str, method: str = "web") -> Stored:
+    """Store the sign-up as pending (consent "given"); active addresses are left untouched."""
+    subscriber: Subscriber | None = None
+    stored = Stored([], [])
+    for channel, address, frequency in signup.addresses:
+        contact = find_contact(session, channel, address)
+        if contact is not None and contact.status == ContactStatus.ACTIVE.value:
+            stored.already_active.append(contact)
+            continue
+        if subscriber is None:
+            if contact is not None and len(contact.subscriber.contacts) == 1:
+                subscriber = contact.subscriber  # a sign-up that was never confirmed: start it again
+            else:
+                subscriber = Subscriber(created_at=now)
+                session.add(subscriber)
+            subscriber.language, subscriber.notify_on_effect = signup.language, signup.notify_on_effect
+            set_follows(subscriber, signup.follows)
+        stored.to_confirm.append(attach_pending(session, subscriber, contact, (channel, address, frequency), now,
+                                                method, source))
+    return stored
+
+
+def attach_pending(session: Session, subscriber: Subscriber, contact: Contact | None,
+                   address: tuple[str, str, str], now: datetime, method: str, source: str) -> Contact:
+    """Put (channel, address, frequency) under `subscriber` as pending, moving a contact that was not active
+    (pending, invalid, or an email that left and comes back) from wherever it was; records consent "given"."""
+    channel, text, frequency = address
+    if contact is None:
+        contact = Contact(channel=channel, address=text)
+        subscriber.contacts.append(contact)
+    elif contact.subscriber is not subscriber:
+        previous = contact.subscriber
+        contact.subscriber = subscriber
+        session.flush()
+        if not previous.contacts:
+            session.delete(previous)
+    contact.address, contact.frequency = text, frequency
+    contact.status, contact.created_at, contact.status_changed_at = ContactStatus.PENDING.value, now, now
+    session.flush()
+    consent.record(session, channel=channel, address=text, action=consent.GIVEN, method=method, source=source,
+                   subscriber_id=subscriber.id, language=subscriber.language, now=now)
+    return contact
+
+
+def set_follows(subscriber: Subscriber, follows: list[tuple[str, str]]) -> None:
+    """Make the family follow exactly these (board, panel) pairs, keeping the rows that stay."""
+    wanted = set(follows)
+    for follow in list(subscriber.follows):
+        if (follow.board_id, follow.panel) not in wanted:
+            subscriber.follows.remove(follow)
+    have = {(f.board_id, f.panel) for f in subscriber.follows}
+    subscriber.follows.extend(Follow(board_id=b, panel=p) for b, p in follows if (b, p) not in have)
+
+
+def confirm(session: Session, contact: Contact, now: datetime, method: str, source: str) -> bool:
+    """Confirm a pending contact (double opt-in done): True if it became active now, False if it already was."""
+    if contact.status == ContactStatus.ACTIVE.value:
+        return False
+    activate(session, contact, contact.address, now)
+    consent.record(session, channel=contact.channel, address=contact.address, action=consent.CONFIRMED,
+                   method=method, source=source, subscriber_id=contact.subscriber_id,
+                   language=contact.subscriber.language, now=now)
+    return True
+
+
+def purge_unconfirmed(session: Session, now: datetime, days: int = UNCONFIRMED_DAYS) -> int:
+    """Delete sign-ups left unconfirmed for `days` (their consent rows stay); returns how many contacts went."""
+    cutoff = now - timedelta(days=days)
+    stale = list(session.scalars(
+        select(Contact).where(Contact.status == ContactStatus.PENDING.value, Contact.created_at < cutoff)
+    ))
+    owners = {c.subscriber_id for c in stale}
+    for contact in stale:
+        session.delete(contact)
+    session.flush()
+    if owners:
+        alive = set(session.scalars(select(Contact.subscriber_id).where(Contact.subscriber_id.in_(owners))))
+        if owners - alive:
+            session.execute(delete(Subscriber).where(Subscriber.id.in_(owners - alive)))
+    return len(stale)

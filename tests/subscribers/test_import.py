@@ -1,0 +1,124 @@
+"""`python -m notifier subscribers import FILE.csv` and `export-consent`: a board's existing list, row by row."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from sqlalchemy import select
+
+from notifier.db import transaction
+from notifier.subscribers.contacts import mark_opted_out
+from notifier.subscribers.models import Consent, Follow
+from tests.subscribers.conftest import contacts, everything
+
+GOOD_AND_BAD = """email,phone,board,panel,language
+ann@example.org,,tdsb,elementary,en
+,613-555-0131,cepeo,,
+bob@example,613-555-0132,tdsb,secondary,en
+carl@example.org,+1 876 555 0133,nosuchboard,middle,de
+dee@example.org,613-555-0134,peel,both,fr
+"""
+
+
+def _write(tmp_path, text: str):
+    path = tmp_path / "contacts.csv"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_good_rows_are_stored_as_pending_and_invited(runner, tmp_path, sessions, env):
+    result = runner.invoke("subscribers", "import", _write(tmp_path, GOOD_AND_BAD))
+    assert "3 row(s) stored" in result.output
+    assert contacts(sessions) == [("email", "ann@example.org", "pending"), ("sms", "+16135550131", "pending"),
+                                  ("email", "dee@example.org", "pending"), ("sms", "+16135550134", "pending")]
+    from notifier.delivery.channels.local import read_outbox
+
+    assert len(read_outbox(env["NOTIFIER_OUTBOX_DIR"])) == 4
+
+
+def test_bad_rows_are_reported_with_their_line_and_nothing_of_them_is_stored(runner, tmp_path, sessions):
+    result = runner.invoke("subscribers", "import", _write(tmp_path, GOOD_AND_BAD))
+    assert result.exit_code == 1
+    assert "contacts.csv:4: email is not a valid address" in result.output
+    assert "contacts.csv:5: board 'nosuchboard' is not a board id in boards.yaml" in result.output
+    assert "contacts.csv:5: panel 'middle' must be elementary, secondary, both or empty" in result.output
+    assert "contacts.csv:5: phone is not a Canadian number" in result.output
+    addresses = [address for _, address, _ in contacts(sessions)]
+    assert "+16135550132" not in addresses and "carl@example.org" not in addresses
+
+
+def test_a_second_import_of_the_same_file_changes_nothing(runner, tmp_path, sessions, env):
+    path = _write(tmp_path, GOOD_AND_BAD)
+    runner.invoke("subscribers", "import", path)
+    before = everything(sessions), contacts(sessions)
+    result = runner.invoke("subscribers", "import", path)
+    assert "0 row(s) stored, 3 unchanged" in result.output and "0 invitation(s) sent" in result.output
+    assert (everything(sessions), contacts(sessions)) == before
+
+
+def test_rows_for_the_same_family_add_boards_to_one_subscription(runner, tmp_path, sessions):
+    runner.invoke("subscribers", "import", _write(tmp_path, "email,phone,board,panel,language\n"
+                                                             "ann@example.org,,tdsb,elementary,en\n"
+                                                             "ann@example.org,,peel,secondary,en\n"))
+    with sessions() as session:
+        assert sorted((f.board_id, f.panel) for f in session.scalars(select(Follow))) == [
+            ("peel", "secondary"), ("tdsb", "elementary")]
+    assert len(contacts(sessions)) == 1
+
+
+def test_confirmed_import_records_the_consent_note_and_sends_no_invitation(runner, tmp_path, sessions, env):
+    result = runner.invoke("subscribers", "import", _write(tmp_path, "email,phone,board,panel,language\n"
+                                                                      "ann@example.org,,tdsb,,en\n"),
+                           "--confirmed", "--consent-note", "Opted in on the 2025 registration form")
+    assert result.exit_code == 0
+    assert contacts(sessions) == [("email", "ann@example.org", "active")]
+    with sessions() as session:
+        rows = session.scalars(select(Consent).order_by(Consent.id)).all()
+    assert [(r.action, r.method, r.note) for r in rows] == [
+        ("given", "import", "Opted in on the 2025 registration form"),
+        ("confirmed", "import", "Opted in on the 2025 registration form")]
+    from notifier.delivery.channels.local import read_outbox
+
+    assert read_outbox(env["NOTIFIER_OUTBOX_DIR"]) == []
+
+
+def test_confirmed_import_needs_a_consent_note(runner, tmp_path, sessions):
+    from click.testing import CliRunner
+
+    from notifier.cli import cli
+
+    result = CliRunner().invoke(cli, ["subscribers", "import", _write(tmp_path, GOOD_AND_BAD), "--confirmed"])
+    assert result.exit_code == 2 and "--consent-note" in result.output
+    assert everything(sessions)["Contact"] == 0
+
+
+def test_an_address_that_opted_out_is_not_imported_again(runner, tmp_path, sessions):
+    with transaction(sessions) as session:
+        mark_opted_out(session, "email", "ann@example.org", "web", "test")
+    runner.invoke("subscribers", "import", _write(tmp_path, "email,phone,board,panel,language\n"
+                                                             "ann@example.org,,tdsb,,en\n"))
+    assert contacts(sessions) == []
+
+
+def test_a_file_without_the_expected_columns_is_refused_whole(runner, tmp_path, sessions):
+    from click.testing import CliRunner
+
+    from notifier.cli import cli
+
+    result = CliRunner().invoke(cli, ["subscribers", "import", _write(tmp_path, "mail,board\nann@example.org,tdsb\n")])
+    assert result.exit_code == 1 and "missing column(s): email, phone, panel, language" in result.output
+    assert everything(sessions)["Contact"] == 0
+
+
+def test_export_consent_writes_every_record_without_addresses(runner, tmp_path, sessions):
+    runner.invoke("subscribers", "import", _write(tmp_path, "email,phone,board,panel,language\n"
+                                                             "ann@example.org,613-555-0131,tdsb,,en\n"))
+    with transaction(sessions) as session:
+        mark_opted_out(session, "sms", "+16135550131", "sms-keyword", "+1613***0131")
+    result = runner.invoke("subscribers", "export-consent")
+    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert [(r["channel"], r["action"], r["method"]) for r in rows] == [
+        ("email", "given", "import"), ("sms", "given", "import"), ("sms", "withdrawn", "sms-keyword")]
+    assert "ann@example.org" not in result.output and "+16135550131" not in result.output
+    assert rows[0]["address_masked"] == "a***@example.org" and rows[0]["source"] == "import:contacts.csv"

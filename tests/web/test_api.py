@@ -1,0 +1,93 @@
+"""The JSON API returns exactly what docs/openapi.json says, for every board."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from notifier.config import ROOT
+from tests.web.conftest import ALL_BOARD_IDS, OPENAPI, RICH_BOARD
+from tests.web.schema import errors
+
+
+def schema_errors(value, name: str) -> list[str]:
+    return errors(value, {"$ref": f"#/components/schemas/{name}"}, OPENAPI)
+
+
+def test_all_boards_are_listed_in_the_order_of_boards_yaml(client):
+    body = client.get("/api/boards").get_json()
+    assert [b["id"] for b in body["boards"]] == ALL_BOARD_IDS
+
+
+def test_the_board_list_matches_the_openapi_schema(client, job_action):
+    assert schema_errors(client.get("/api/boards").get_json(), "BoardList") == []
+
+
+def test_every_board_matches_the_openapi_schema(client, job_action):
+    for board_id in ALL_BOARD_IDS:
+        response = client.get(f"/api/boards/{board_id}")
+        assert response.status_code == 200, board_id
+        assert schema_errors(response.get_json(), "BoardDetail") == [], board_id
+
+
+def test_a_board_with_recorded_history_matches_the_openapi_schema(client, runner, boards):
+    runner.invoke("tick")
+    boards.update("tdsb", status="work-to-rule", panels={"secondary": "closed"},
+                  withdrawals=[{"category": "transportation", "description": {"en": "No buses."}}])
+    runner.invoke("tick")
+    body = client.get("/api/boards/tdsb").get_json()
+    assert {e["kind"] for e in body["history"]} == {"status", "panel_status", "withdrawal_added"}
+    assert schema_errors(body, "BoardDetail") == []
+
+
+def test_history_is_newest_first(client, runner, boards):
+    runner.invoke("tick")
+    boards.update("tdsb", status="work-to-rule")
+    runner.invoke("tick")
+    boards.update("tdsb", status="open")
+    runner.invoke("tick")
+    history = client.get("/api/boards/tdsb").get_json()["history"]
+    assert [(e["before"], e["after"]) for e in history if e["kind"] == "status"] == \
+        [("work-to-rule", "open"), ("open", "work-to-rule")]
+
+
+def test_a_board_shows_each_panels_status_and_whether_it_is_upcoming(client, job_action):
+    boards = {b["id"]: b for b in client.get("/api/boards").get_json()["boards"]}
+    assert boards[RICH_BOARD]["panels"] == {"elementary": "work-to-rule", "secondary": "closed"}
+    assert boards[RICH_BOARD]["worst_status"] == "closed"
+    assert boards[RICH_BOARD]["upcoming"] is False
+    assert boards["peel"]["upcoming"] is True
+    assert boards["adsb"]["disrupted"] is False
+
+
+def test_an_unknown_board_is_a_json_404_as_documented(client):
+    response = client.get("/api/boards/atlantis")
+    assert response.status_code == 404
+    assert response.is_json and schema_errors(response.get_json(), "Error") == []
+
+
+def test_the_openapi_document_is_served_as_it_is_in_the_repository(client):
+    response = client.get("/api/openapi.json")
+    assert response.status_code == 200
+    assert response.get_json() == json.loads((ROOT / "docs/openapi.json").read_text())
+
+
+def test_the_openapi_document_is_version_3_1_and_describes_every_api_route(app):
+    assert OPENAPI["openapi"].startswith("3.1")
+    routes = {rule.rule.replace("<board_id>", "{board_id}") for rule in app.url_map.iter_rules()
+              if rule.rule.startswith("/api/")}
+    assert routes <= set(OPENAPI["paths"])
+
+
+def test_the_health_response_matches_the_openapi_schema(client):
+    assert schema_errors(client.get("/healthz").get_json(), "Health") == []
+
+
+@pytest.mark.parametrize("bad, name", [
+    ({"version": "x", "boards": [{"id": "tdsb"}]}, "BoardList"),
+    ({"version": "x", "boards": [], "extra": 1}, "BoardList"),
+    ({"error": "gone"}, "Error"),
+])
+def test_the_schema_check_rejects_responses_that_break_the_document(bad, name):
+    assert schema_errors(bad, name) != []
