@@ -332,3 +332,43 @@ def axe():
         assert results.violations_count == 0, results.generate_report()
 
     return check
+
+
+# --- Redis ------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    """A Redis database of this test's own, emptied before the test: `redis://127.0.0.1:6379/<n>`.
+
+    n is NOTIFIER_TEST_REDIS_DB (default 1) plus the xdist worker's index (gw0 +0, gw1 +1; no xdist +0), so parallel
+    workers never share one. Skips with the reason when no Redis answers on 127.0.0.1:6379.
+    """
+    import redis
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw3" under xdist; read here so -p no:xdist works too
+    index = int(worker[2:]) if worker.startswith("gw") else 0
+    url = f"redis://127.0.0.1:6379/{int(os.environ.get('NOTIFIER_TEST_REDIS_DB', '1')) + index}"
+    client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+    try:
+        client.flushdb()
+    except redis.ConnectionError as error:
+        pytest.skip(f"Redis is not reachable on 127.0.0.1:6379 ({error}); start redis-server to run this test")
+    finally:
+        client.close()
+    yield url
+
+
+# --- the W3C Nu HTML checker --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def vnu():
+    """The W3C Nu HTML checker: `vnu.errors({name: html, …}) -> {name: [messages]}`, one Java run per call."""
+    from tests.support.vnu import Vnu
+
+    checker = Vnu()
+    missing = checker.available()
+    if missing:
+        pytest.fail(missing)
+    return checker
