@@ -372,3 +372,32 @@ def vnu():
     if missing:
         pytest.fail(missing)
     return checker
+
+
+# --- fakes that fail on purpose (tests/fakes/) ------------------------------------------------------------------
+
+
+@pytest.fixture
+def faulty_smtp() -> Iterator:
+    """An SMTP server on loopback that can go down, refuse, push back and demand AUTH (tests/fakes/smtp_server.py)."""
+    from tests.fakes.smtp_server import FakeSmtp
+
+    fake = FakeSmtp().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def tcp_proxy() -> Iterator:
+    """Makes loopback TCP proxies that cut, refuse and pause: `tcp_proxy(host, port)` (tests/fakes/tcp_proxy.py)."""
+    from tests.fakes.tcp_proxy import TcpProxy
+
+    proxies = []
+
+    def make(host: str, port: int) -> TcpProxy:
+        proxies.append(TcpProxy(host, port).start())
+        return proxies[-1]
+
+    yield make
+    for proxy in proxies:
+        proxy.stop()
