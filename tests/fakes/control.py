@@ -28,7 +28,7 @@ class ControlServer:
         self.routes = routes
         self._server = ThreadingHTTPServer((host, port), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def url(self) -> str:
