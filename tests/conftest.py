@@ -401,3 +401,20 @@ def tcp_proxy() -> Iterator:
     yield make
     for proxy in proxies:
         proxy.stop()
+
+
+# --- real processes -----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def processes(tmp_path: Path) -> Iterator:
+    """Starts the Procfile's commands as real processes (tests/support/processes.py); all are stopped after the
+    test, passed or failed, and their log tails are printed (pytest shows them when the test failed)."""
+    from tests.support.processes import Processes
+
+    group = Processes(tmp_path / "process-logs")
+    try:
+        yield group
+    finally:
+        group.stop_all()
+        print(group.logs())
