@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import requests
 from twilio.base.exceptions import TwilioRestException
-from twilio.http.http_client import TwilioHttpClient
 from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 
 from tests.fakes.twilio_control import TwilioControl
+from tests.fakes.twilio_sdk import sdk_client
 from tests.fakes.twilio_server import FakeTwilio
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,21 +34,9 @@ SERVICE = "MG" + "b2" * 16
 PUBLIC_BASE = "https://status.example.org"
 
 
-class RebasedHttpClient(TwilioHttpClient):
-    """The SDK's own HTTP client sending every request to the fake (as notifier/channels/sms.py does)."""
-
-    def __init__(self, base_url: str, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._base = urllib.parse.urlsplit(base_url)
-
-    def request(self, method, url, *args, **kwargs):
-        parts = urllib.parse.urlsplit(url)
-        url = urllib.parse.urlunsplit((self._base.scheme, self._base.netloc, parts.path, parts.query, ""))
-        return super().request(method, url, *args, **kwargs)
-
-
 def sdk(url: str, token: str = TOKEN, timeout: float = 5.0) -> Client:
-    return Client(SID, token, http_client=RebasedHttpClient(url, timeout=timeout), environment={})
+    """The real SDK, through the same URL-rewriting HTTP client the app uses (tests/fakes/twilio_sdk.py)."""
+    return sdk_client(url, SID, token, timeout)
 
 
 class Receiver:
@@ -291,22 +279,25 @@ def test_a_from_number_the_account_does_not_own_gets_21606():
 
 def test_over_the_concurrency_cap_requests_get_429_with_20429(fake):
     fake.max_concurrent = 2
-    fake.delay = 0.3
+    fake.delay = 1.0  # the first two stay in flight while the others arrive
+    clients = [sdk(fake.url) for _ in range(6)]
+    start = threading.Barrier(len(clients))
     outcomes: list = []
 
-    def one(i: int) -> None:
+    def one(client: Client, i: int) -> None:
+        start.wait()
         try:
-            outcomes.append(send(sdk(fake.url), body=f"n{i}").status)
+            outcomes.append(send(client, body=f"n{i}").status)
         except TwilioRestException as error:
             outcomes.append((error.status, error.code))
 
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(6)]
+    threads = [threading.Thread(target=one, args=(c, i)) for i, c in enumerate(clients)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert outcomes.count("queued") == 2 and outcomes.count((429, 20429)) == 4
-    assert len(fake.messages) == 2
+    assert sorted(map(str, outcomes)) == ["(429, 20429)"] * 4 + ["queued"] * 2
+    assert len(fake.messages) == 2 and fake.stats()["max_in_flight"] >= 3
 
 
 def test_accept_then_stall_creates_the_message_though_the_client_times_out(fake):

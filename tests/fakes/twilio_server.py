@@ -264,6 +264,10 @@ class FakeTwilio:
 
     def _api(self, method: str, path: str, query: dict, form: dict, handler: _Handler, over_cap: bool):
         """(status, JSON body) for one API request; (None, None) when there is no one left to answer."""
+        messages_path = MESSAGES.format(sid=self.account_sid)
+        if method == "POST" and path == messages_path:
+            with self._lock:
+                self.requests.append(form)
         if over_cap:
             return 429, error_body(429, 20429)
         expected = base64.b64encode(f"{self.account_sid}:{self.auth_token}".encode()).decode()
@@ -271,7 +275,6 @@ class FakeTwilio:
             return 401, error_body(401, 20003)
         if self._account_failure:
             return self._account_failure[0], error_body(*self._account_failure, from_=form.get("From", ""))
-        messages_path = MESSAGES.format(sid=self.account_sid)
         if method == "POST" and path == messages_path:
             return self._create(form, handler)
         if method == "GET" and path == messages_path:
@@ -288,7 +291,6 @@ class FakeTwilio:
     def _create(self, form: dict, handler: _Handler):
         to = form.get("To", "")
         with self._lock:
-            self.requests.append(form)
             delay = self._delays.get(to, self.delay)
         if delay:
             if self._stopping.wait(delay) or _client_gone(handler.connection):
