@@ -10,8 +10,8 @@ from email.message import EmailMessage
 
 import pytest
 
-from notifier.config import ROOT
 from tests.fakes.smtp_server import FakeSmtp, SmtpControl
+from tests.support.processes import ROOT
 
 
 @pytest.fixture

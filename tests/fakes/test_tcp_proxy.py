@@ -12,8 +12,8 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
-from notifier.config import ROOT
 from tests.fakes.tcp_proxy import ProxyControl, TcpProxy
+from tests.support.processes import ROOT
 
 
 @pytest.fixture

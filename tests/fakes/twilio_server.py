@@ -359,6 +359,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self, method: str) -> None:
         fake: FakeTwilio = self.server.fake
+        if fake._stopping.is_set():  # a stopped fake answers nothing, even on a connection kept alive
+            self.close_connection = True
+            return
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length).decode() if length else ""  # always read: the connection is reused
         parts = urlsplit(self.path)

@@ -15,8 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from notifier.config import ROOT
-
+ROOT = Path(__file__).resolve().parents[2]
 JAR = ROOT / ".cache" / "vnu" / "node_modules" / "vnu-jar" / "build" / "dist" / "vnu.jar"
 JAVA = shutil.which("java") or "/usr/bin/java"
 # A short-lived JVM starts faster without the optimising compiler and with the simplest collector.
