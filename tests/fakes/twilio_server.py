@@ -98,7 +98,7 @@ class FakeTwilio:
         self.queues = SenderQueues(self._lock, self._changed, mps, queue_seconds, delivery_seconds)
         self._callback_sender = CallbackSender(self.routes, lambda: self.auth_token, self.callbacks)
         self._control = control_routes(self)
-        self._server = ThreadingHTTPServer((host, port), _Handler)
+        self._server = _Server((host, port), _Handler)
         self._server.daemon_threads = True
         self._server.fake = self
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True,
@@ -333,6 +333,10 @@ class FakeTwilio:
         if self.numbers is not None and form.get("From") and form["From"] not in self.numbers:
             return 400, 21606
         return None
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # http.server's 5 drops connections when many clients arrive at once, as under load
 
 
 def _client_gone(connection: socket.socket) -> bool:
