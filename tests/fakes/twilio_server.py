@@ -238,7 +238,11 @@ class FakeTwilio:
     # --- webhooks to the app ---------------------------------------------------------------------------------------
 
     def text(self, url: str, from_: str, body: str, to: str | None = None, extra: dict | None = None) -> Reply:
-        """Post a signed inbound SMS to the app's webhook `url` (public or loopback); the app's answer."""
+        """Post a signed inbound SMS to the webhook `url`; the app's answer.
+
+        Give the public URL the app validates signatures against (NOTIFIER_BASE_URL + "/twilio/inbound") after
+        `route(NOTIFIER_BASE_URL, app_url)`: the signature is over the URL given, as Twilio's is.
+        """
         form = {**inbound_form(self.account_sid, from_, to or self.number, body), **(extra or {})}
         return self._post(signed_post(self.auth_token, url, form, "inbound"))
 
