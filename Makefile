@@ -4,17 +4,27 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export NOTIFIER_DEBUG ?= 1
 
-.PHONY: run test lint bench clean browser
+VNU_VERSION := 26.9.27
+VNU_DIR := .cache/vnu
+VNU_STAMP := $(VNU_DIR)/vnu-jar-$(VNU_VERSION).installed
+
+.PHONY: run test test-faults lint bench clean browser java vnu
 
 ## make run: create the virtualenv, apply migrations, start the web app and the clock (Procfile, via honcho)
 run: $(VENV)/.runtime
 	$(BIN)/python -m notifier db upgrade
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start web clock
 
-## make test: the whole suite (the browser tests use Debian's chromium, installed here if missing)
-test: $(VENV)/.dev browser
+## make test: the whole suite but the slow fault-injection tests (the browser tests use Debian's chromium and the
+## HTML validity tests the W3C Nu HTML checker, both installed here if missing)
+test: $(VENV)/.dev browser vnu
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n auto $(PYTEST_ARGS)
+
+## make test-faults: only the fault-injection tests (marker `faults`: real processes, providers and a database
+## failing on purpose); same settings as make test (NOTIFIER_DATABASE_URL, NOTIFIER_TEST_REDIS_DB)
+test-faults: $(VENV)/.dev browser vnu
+	$(BIN)/python -m pytest -n auto -m faults $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
@@ -24,8 +34,30 @@ bench: $(VENV)/.dev
 
 browser:
 	@command -v chromium >/dev/null 2>&1 || test -x /usr/bin/chromium || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  if [ "$$(id -u)" = 0 ]; then echo "Installing Debian's chromium (apt-get) for the browser tests..."; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "Browser tests need Debian's chromium: sudo apt-get install chromium"; exit 1; fi; }
+
+## java: a Java runtime for the W3C Nu HTML checker (Debian's default-jre-headless, installed here if missing)
+java:
+	@command -v java >/dev/null 2>&1 || test -x /usr/bin/java || { \
+	  if [ "$$(id -u)" = 0 ]; then echo "Installing Debian's default-jre-headless (apt-get) for the W3C Nu HTML checker..."; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless >/dev/null; \
+	  else echo "The HTML validity tests need Java: sudo apt-get install default-jre-headless"; exit 1; fi; }
+
+## vnu: the W3C Nu HTML checker (npm vnu-jar, pinned) in .cache/vnu/, for the HTML validity tests
+vnu: java $(VNU_STAMP)
+
+$(VNU_STAMP):
+	@echo "Installing the W3C Nu HTML checker (npm vnu-jar@$(VNU_VERSION)) into $(VNU_DIR)/ for the HTML validity tests..."
+	@command -v npm >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then echo "Installing Debian's npm (apt-get) to fetch vnu-jar..."; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null; \
+	  else echo "Installing vnu-jar needs npm: sudo apt-get install npm"; exit 1; fi; }
+	rm -rf $(VNU_DIR) && mkdir -p $(VNU_DIR)
+	npm install --prefix $(VNU_DIR) --no-save --no-audit --no-fund --loglevel=error vnu-jar@$(VNU_VERSION)
+	test -f $(VNU_DIR)/node_modules/vnu-jar/build/dist/vnu.jar
+	touch $@
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,4 +72,4 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt
 	touch $@ $(VENV)/.runtime
 
 clean:
-	rm -rf $(VENV) instance .pytest_cache .ruff_cache
+	rm -rf $(VENV) instance .pytest_cache .ruff_cache .cache

@@ -422,3 +422,89 @@ def run(sessions, fast_settings):
 def outbox_rows(sessions) -> list[OutboxRow]:
     with sessions() as session:
         return list(session.scalars(select(OutboxRow).order_by(OutboxRow.id)))
+
+
+# --- Redis ------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    """A Redis database of this test's own, emptied before the test: `redis://127.0.0.1:6379/<n>`.
+
+    n is NOTIFIER_TEST_REDIS_DB (default 1) plus the xdist worker's index (gw0 +0, gw1 +1; no xdist +0), so parallel
+    workers never share one. Skips with the reason when no Redis answers on 127.0.0.1:6379.
+    """
+    import redis
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw3" under xdist; read here so -p no:xdist works too
+    index = int(worker[2:]) if worker.startswith("gw") else 0
+    url = f"redis://127.0.0.1:6379/{int(os.environ.get('NOTIFIER_TEST_REDIS_DB', '1')) + index}"
+    client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+    try:
+        client.flushdb()
+    except redis.ConnectionError as error:
+        pytest.skip(f"Redis is not reachable on 127.0.0.1:6379 ({error}); start redis-server to run this test")
+    finally:
+        client.close()
+    yield url
+
+
+# --- the W3C Nu HTML checker --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def vnu():
+    """The W3C Nu HTML checker: `vnu.errors({name: html, …}) -> {name: [messages]}`, one Java run per call."""
+    from tests.support.vnu import Vnu
+
+    checker = Vnu()
+    missing = checker.available()
+    if missing:
+        pytest.fail(missing)
+    return checker
+
+
+# --- fakes that fail on purpose (tests/fakes/) ------------------------------------------------------------------
+
+
+@pytest.fixture
+def faulty_smtp() -> Iterator:
+    """An SMTP server on loopback that can go down, refuse, push back and demand AUTH (tests/fakes/smtp_server.py)."""
+    from tests.fakes.smtp_server import FakeSmtp
+
+    fake = FakeSmtp().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def tcp_proxy() -> Iterator:
+    """Makes loopback TCP proxies that cut, refuse and pause: `tcp_proxy(host, port)` (tests/fakes/tcp_proxy.py)."""
+    from tests.fakes.tcp_proxy import TcpProxy
+
+    proxies = []
+
+    def make(host: str, port: int) -> TcpProxy:
+        proxies.append(TcpProxy(host, port).start())
+        return proxies[-1]
+
+    yield make
+    for proxy in proxies:
+        proxy.stop()
+
+
+# --- real processes -----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def processes(tmp_path: Path) -> Iterator:
+    """Starts the Procfile's commands as real processes (tests/support/processes.py); all are stopped after the
+    test, passed or failed, and their log tails are printed (pytest shows them when the test failed)."""
+    from tests.support.processes import Processes
+
+    group = Processes(tmp_path / "process-logs")
+    try:
+        yield group
+    finally:
+        group.stop_all()
+        print(group.logs())

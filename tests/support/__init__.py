@@ -1,0 +1,1 @@
+"""Test support that is not a fake provider: real processes, log scanning, the HTML checker."""
