@@ -35,29 +35,31 @@ class Event:
     notify: bool = True
     effective_at: datetime | None = None
     recorded_at: datetime | None = None
+    scheduled: bool = False
 
     @classmethod
     def from_row(cls, row: ChangeEvent) -> Event:
         return cls(row.id, row.board_id, row.kind, row.panel, row.key, row.before, row.after, row.notify,
-                   row.effective_at, row.recorded_at)
+                   row.effective_at, row.recorded_at, bool(row.scheduled))
 
     @classmethod
     def from_change(cls, number: int, change: Change, board: Board | None = None) -> Event:
         return cls(number, change.board_id, change.kind.value, change.panel.value if change.panel else None,
-                   change.key, change.before, change.after, True, board.effective if board else None, None)
+                   change.key, change.before, change.after, True, board.effective if board else None, None,
+                   change.scheduled)
 
     def panels(self) -> tuple[str, ...]:
-        """The panels this event concerns: its own, a withdrawal's, or both."""
+        """The panels this event concerns: its own, a withdrawal's or a period's, or both."""
         if self.panel:
             return (self.panel,)
-        if self.kind.startswith("withdrawal_"):
+        if self.kind.startswith(("withdrawal_", "period_")):
             return tuple((self.after or self.before or {}).get("panels", PANELS))
         return PANELS
 
     @property
     def family(self) -> tuple[str, str, str | None, str | None]:
         """What this event is a change *of*: two events of one family net out against each other."""
-        kind = "withdrawal" if self.kind.startswith("withdrawal_") else self.kind
+        kind = self.kind.partition("_")[0] if self.kind.startswith(("withdrawal_", "period_")) else self.kind
         return (self.board_id, kind, self.panel, self.key)
 
 
@@ -72,18 +74,26 @@ class NetChange:
     before: Any
     after: Any
     events: tuple[int, ...]
+    scheduled: bool = False
 
     @property
     def urgent(self) -> bool:
-        return self.kind == Kind.PANEL_STATUS.value and self.after == Status.CLOSED.value
+        """A panel closing now, or a closure announced ahead; never what happened by itself, as announced."""
+        if self.scheduled:
+            return False
+        if self.kind == Kind.PANEL_STATUS.value:
+            return self.after == Status.CLOSED.value
+        if self.kind in (Kind.PERIOD_ADDED.value, Kind.PERIOD_CHANGED.value):
+            return (self.after or {}).get("status") == Status.CLOSED.value
+        return False
 
 
 def relevant(event: Event, follows: Follows, notify_on_effect: bool) -> bool:
     """True when this event may appear in the digest of a family following `follows`."""
     if not event.notify or event.kind == Kind.STATUS.value:
         return False
-    if event.kind == Kind.TOOK_EFFECT.value and not notify_on_effect:
-        return False
+    if (event.scheduled or event.kind == Kind.TOOK_EFFECT.value) and not notify_on_effect:
+        return False  # it happened as announced: only those who asked hear "now in effect"
     followed = follows.get(event.board_id, frozenset())
     return any(panel in followed for panel in event.panels())
 
@@ -99,14 +109,10 @@ def net(events: Iterable[Event]) -> list[NetChange]:
         if before == after and family[1] != Kind.TOOK_EFFECT.value:
             continue
         kind = family[1]
-        if kind == "withdrawal":
-            if before is None:
-                kind = Kind.WITHDRAWAL_ADDED.value
-            elif after is None:
-                kind = Kind.WITHDRAWAL_REMOVED.value
-            else:
-                kind = Kind.WITHDRAWAL_CHANGED.value
-        changes.append(NetChange(family[0], kind, family[2], family[3], before, after, tuple(e.id for e in group)))
+        if kind in ("withdrawal", "period"):
+            kind = f"{kind}_{'added' if before is None else 'removed' if after is None else 'changed'}"
+        changes.append(NetChange(family[0], kind, family[2], family[3], before, after, tuple(e.id for e in group),
+                                 all(e.scheduled for e in group)))
     return changes
 
 

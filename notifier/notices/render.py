@@ -14,13 +14,14 @@ from typing import Any
 from notifier.config import Settings
 from notifier.notices import templates
 from notifier.notices.digests import Event, NetChange, net
-from notifier.status.boards import Bilingual, Board, Panel, Withdrawal
-from notifier.status.changes import Kind
+from notifier.status.boards import Bilingual, Board, Panel, Period, Withdrawal
+from notifier.status.changes import PERIOD_KINDS, Kind, period_of
 
 MANAGE = "@@MANAGE_URL@@"
 UNSUBSCRIBE = "@@UNSUBSCRIBE_URL@@"
 ORDER = [Kind.PANEL_STATUS, Kind.TOOK_EFFECT, Kind.WITHDRAWAL_ADDED, Kind.WITHDRAWAL_CHANGED,
-         Kind.WITHDRAWAL_REMOVED, Kind.EFFECTIVE, Kind.MESSAGE]
+         Kind.WITHDRAWAL_REMOVED, Kind.EFFECTIVE, Kind.PERIOD_ADDED, Kind.PERIOD_CHANGED, Kind.PERIOD_REMOVED,
+         Kind.MESSAGE]
 
 
 @dataclass
@@ -30,13 +31,14 @@ class BoardDigest:
     board: Board
     url: str
     statuses: list[tuple[str | None, str]] = field(default_factory=list)  # (panel, or None for both; new status)
-    took_effect: str | None = None
+    took_effect: str | None = None  # set when what follows happened by itself, as announced ("now in effect")
     added: list[Withdrawal] = field(default_factory=list)
     changed: list[Withdrawal] = field(default_factory=list)
     removed: list[Withdrawal] = field(default_factory=list)
     effective: datetime | None = None
     message: Bilingual | None = None
     message_changed: bool = False
+    periods: list[tuple[str, Period]] = field(default_factory=list)  # ("added" / "changed" / "removed", period)
 
 
 @dataclass(frozen=True)
@@ -67,24 +69,23 @@ def board_digests(events: list[Event], boards: dict[str, Board], settings: Setti
     """One `BoardDigest` per board with net changes, in the order the boards first changed."""
     digests: dict[str, BoardDigest] = {}
     changes = sorted(net(events), key=lambda c: (min(c.events), ORDER.index(Kind(c.kind))))
-    latest = {e.board_id: e for e in sorted(events, key=lambda e: e.id)}
     for change in changes:
         board = boards.get(change.board_id) or _placeholder(change.board_id)
         item = digests.setdefault(change.board_id, BoardDigest(board, f"{settings.base_url}/boards/{board.id}"))
         _apply(item, change)
-    for board_id, item in digests.items():
+    for item in digests.values():
         item.statuses = _merge_panels(item.statuses)
-        last = latest[board_id]
-        announced_ahead = last.effective_at and (last.recorded_at is None or last.effective_at > last.recorded_at)
-        if item.effective is None and announced_ahead:
-            item.effective = last.effective_at
         item.message = item.message or item.board.message
     return list(digests.values())
 
 
 def _apply(item: BoardDigest, change: NetChange) -> None:
     kind = Kind(change.kind)
-    if kind is Kind.PANEL_STATUS:
+    if change.scheduled:
+        item.took_effect = item.took_effect or "yes"
+    if kind in PERIOD_KINDS:
+        item.periods.append((kind.value.removeprefix("period_"), period_of(change.after or change.before)))
+    elif kind is Kind.PANEL_STATUS:
         item.statuses.append((change.panel, change.after))
     elif kind is Kind.TOOK_EFFECT:
         item.took_effect = change.after

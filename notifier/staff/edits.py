@@ -24,7 +24,7 @@ from notifier.status.boards import Board, Panel, StatusFile
 from notifier.status.changes import Change, diff
 
 FIELD_ORDER = list(Board.model_fields)
-EDITED_FIELDS = ("status", "panels", "effective", "message", "announcement", "withdrawals", "updated_at")
+EDITED_FIELDS = ("status", "panels", "effective", "message", "announcement", "withdrawals", "upcoming", "updated_at")
 
 
 class EditConflict(NotifierError):
@@ -82,11 +82,11 @@ def save_board(path: str | os.PathLike[str], edited: Board, base: Board, version
         if current is None:
             raise EditConflict(base, [])
         if document.version_of(data) != version and _dump(current) != _dump(base):
-            raise EditConflict(current, diff(base, current))
+            raise EditConflict(current, diff(base, current, now))
         new = stamp(edited, now)
         text = apply(data.decode("utf-8"), current, new)
         document.save(path, text)
-        saved = Saved(current, new, diff(current, new), document.parse(text, str(path)),
+        saved = Saved(current, new, diff(current, new, now), document.parse(text, str(path), now),
                       document.version_of(text.encode("utf-8")))
         if then is not None:
             then(saved)
@@ -105,7 +105,9 @@ def apply(text: str, current: Board, new: Board) -> str:
         if name not in after:
             node.pop(name, None)
         elif name == "withdrawals":
-            node[name] = _withdrawals(node.get(name), before.get(name, []), after[name])
+            node[name] = _reuse(node.get(name), before.get(name, []), after[name], _withdrawal)
+        elif name == "upcoming":
+            node[name] = _reuse(node.get(name), before.get(name, []), after[name], _period)
         elif name in node:
             node[name] = _node(name, after[name])
         else:
@@ -117,8 +119,9 @@ def apply(text: str, current: Board, new: Board) -> str:
 
 def _dump(board: Board) -> dict[str, Any]:
     data = board.model_dump(mode="json", exclude_none=True)
-    if not data.get("panels"):  # no per-panel status is written as no `panels:` key at all
-        data.pop("panels", None)
+    for name in ("panels", "upcoming"):  # none is written as no key at all
+        if not data.get(name):
+            data.pop(name, None)
     return data
 
 
@@ -149,17 +152,17 @@ def _flow(value: dict[str, Any]) -> CommentedMap:
     return mapping
 
 
-def _withdrawals(old_node: Any, before: list[dict], after: list[dict]) -> CommentedSeq:
-    """The new list, reusing the file's own item for every withdrawal that did not change (keeps its comments)."""
+def _reuse(old_node: Any, before: list[dict], after: list[dict], make: Callable[[dict], Any]) -> CommentedSeq:
+    """The new list, reusing the file's own item for every entry that did not change (keeps its comments)."""
     unused = list(range(len(before)))
     items = []
-    for withdrawal in after:
-        match = next((i for i in unused if before[i] == withdrawal), None)
+    for entry in after:
+        match = next((i for i in unused if before[i] == entry), None)
         if match is not None and isinstance(old_node, CommentedSeq) and match < len(old_node):
             unused.remove(match)
             items.append(old_node[match])
         else:
-            items.append(_withdrawal(withdrawal))
+            items.append(make(entry))
     if isinstance(old_node, CommentedSeq) and len(items) == len(old_node) \
             and all(a is b for a, b in zip(items, old_node, strict=True)):
         return old_node
@@ -178,4 +181,23 @@ def _withdrawal(withdrawal: dict[str, Any]) -> CommentedMap:
     item["description"] = _flow(withdrawal["description"])
     if withdrawal.get("advice"):
         item["advice"] = _flow(withdrawal["advice"])
+    return item
+
+
+def _period(period: dict[str, Any]) -> CommentedMap:
+    """A period as a person would write it: one line when it is only times, a status and panels."""
+    item = CommentedMap({"from": _Timestamp(period["from"])})
+    if period.get("until"):
+        item["until"] = _Timestamp(period["until"])
+    item["status"] = period["status"]
+    if sorted(period.get("panels", [])) != sorted(p.value for p in Panel):
+        panels = CommentedSeq(period["panels"])
+        panels.fa.set_flow_style()
+        item["panels"] = panels
+    if period.get("message"):
+        item["message"] = _flow(period["message"])
+    if period.get("withdrawals") is not None:
+        item["withdrawals"] = CommentedSeq([_withdrawal(w) for w in period["withdrawals"]])
+    else:
+        item.fa.set_flow_style()
     return item

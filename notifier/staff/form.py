@@ -16,7 +16,9 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from notifier.formatting import TORONTO
+from notifier.staff import announce
 from notifier.status.boards import Board, Category, Panel, Status
+from notifier.status.values import toronto_time
 
 BLANK_ROWS = 2  # empty withdrawal rows offered below the existing ones, so adding works without JavaScript
 MAX_TEXT = 1000  # characters per message, description or advice: parents read these on a phone
@@ -83,8 +85,9 @@ class EditForm:
         return pairs
 
 
-def from_board(board: Board, blank_rows: int = BLANK_ROWS) -> EditForm:
-    """The form pre-filled with the board as it is now."""
+def from_board(board: Board, now: datetime, blank_rows: int = BLANK_ROWS) -> EditForm:
+    """The form pre-filled with what is in force now; "takes effect" starts empty (now), never a time gone by."""
+    board = board.at(now)
     message = board.message
     announcement = board.announcement
     rows = [
@@ -100,7 +103,6 @@ def from_board(board: Board, blank_rows: int = BLANK_ROWS) -> EditForm:
     return EditForm(
         status=board.status.value,
         panels={p.value: board.panels[p].value if p in board.panels else SAME_AS_BOARD for p in Panel},
-        effective=board.effective.astimezone(TORONTO).strftime("%Y-%m-%dT%H:%M") if board.effective else "",
         message_en=(message.en or "") if message else "", message_fr=(message.fr or "") if message else "",
         announcement_en=str(announcement.en or "") if announcement else "",
         announcement_fr=str(announcement.fr or "") if announcement else "",
@@ -142,12 +144,14 @@ def with_blank_rows(form: EditForm, blank_rows: int = BLANK_ROWS) -> EditForm:
     return form
 
 
-def validate(form: EditForm, current: Board) -> tuple[Board | None, dict[str, str]]:
+def validate(form: EditForm, current: Board, now: datetime) -> tuple[Board | None, dict[str, str]]:
     """The board as edited, or the errors: {field name: code}. Nothing about the board is changed here.
 
-    Codes: choice, panels, description, duplicate, datetime, url, text, long.
+    The form says what staff want in force and when (`announce.apply_edit`). Codes: choice, panels, description,
+    duplicate, datetime, clock_change, overlap, contradicts, url, text, long.
     """
     errors: dict[str, str] = {name: "long" for name, value in _texts(form) if len(value) > MAX_TEXT}
+    when = _when(form.effective, errors)
     if form.status not in list(Status):
         errors["status"] = "choice"
     panels = {}
@@ -174,18 +178,41 @@ def validate(form: EditForm, current: Board) -> tuple[Board | None, dict[str, st
         seen[key] = i
         withdrawals.append(_withdrawal(row))
         rows_of.append(i)
-    data = current.model_dump(mode="json", exclude_none=True)
-    data.update(status=form.status, panels=panels, withdrawals=withdrawals, effective=form.effective or None,
+    data = current.at(now).model_dump(mode="json", exclude_none=True)
+    data.update(status=form.status, panels=panels, withdrawals=withdrawals, upcoming=[],
                 message=_bilingual(form.message_en, form.message_fr),
                 announcement=_bilingual(form.announcement_en, form.announcement_fr))
     try:
-        board = Board.model_validate(data)
+        edited = Board.model_validate(data)
     except ValidationError as error:
         for item in error.errors():
             name, code = _field_of(item, rows_of)
             errors.setdefault(name, code)
         return None, errors
-    return (None, errors) if errors else (board, {})
+    if errors:
+        return None, errors
+    try:
+        return announce.apply_edit(current, edited, when, now), {}
+    except announce.AnnounceError as error:
+        return None, {"effective": error.code}
+
+
+def _when(text: str, errors: dict[str, str]) -> datetime | None:
+    """The "takes effect" field as a Toronto time (None: now), or an error code for it."""
+    if not text:
+        return None
+    try:
+        naive = datetime.fromisoformat(text)
+    except ValueError:
+        errors["effective"] = "datetime"
+        return None
+    if naive.tzinfo is not None:
+        return naive
+    try:
+        return toronto_time(naive)
+    except ValueError:
+        errors["effective"] = "clock_change"
+        return None
 
 
 def _texts(form: EditForm) -> list[tuple[str, str]]:
@@ -228,6 +255,8 @@ def _field_of(error: dict[str, Any], rows_of: list[int]) -> tuple[str, str]:
         return "effective", "datetime"
     if top == "panels":
         return f"panel_{loc[1]}" if len(loc) > 1 else "status", "choice"
+    if "contradicts the panels" in str(error.get("msg", "")):
+        return "status", "contradicts"
     return "status", "choice"
 
 

@@ -2,7 +2,10 @@
 
 A board has one overall `status` and, when elementary and secondary differ (a secondary teachers' strike closes
 secondary schools while elementary stay open), a status per panel. `withdrawals` lists the services that stop
-during work-to-rule or a strike, each from a fixed vocabulary so it can be explained in both languages.
+during work-to-rule or a strike, each from a fixed vocabulary so it can be explained in both languages. What is
+announced ahead lives apart from what is in force: `upcoming` lists periods (a one-day strike next Wednesday, a
+work-to-rule from Monday until further notice), so today's state never disappears behind tomorrow's, and the board
+as it is at any moment is `board.at(moment)`.
 """
 
 from __future__ import annotations
@@ -12,18 +15,13 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import (
-    AfterValidator,
-    AwareDatetime,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    HttpUrl,
-    model_validator,
-)
+from pydantic import AfterValidator, ConfigDict, Field, HttpUrl, model_validator
 
 from notifier.formatting import TORONTO
+from notifier.status.values import Bilingual, BilingualUrl, Moment, Name, Strict, Text
+
+__all__ = ["Bilingual", "BilingualUrl", "Board", "BoardType", "Category", "Language", "Moment", "Panel", "Period",
+           "Region", "Status", "StatusFile", "Text", "Withdrawal", "now_toronto"]
 
 
 class Status(StrEnum):
@@ -85,71 +83,7 @@ class Region(StrEnum):
     NORTHWEST = "northwest"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False)
-
-
-def _not_blank(value: str | None) -> str | None:
-    if value is not None and not value.strip():
-        raise ValueError("must not be empty")
-    return value.strip() if value is not None else None
-
-
-Text = Annotated[str, AfterValidator(_not_blank)]
-
-
-def _toronto_time(value: object) -> object:
-    """Accept `2026-11-23T00:01-05:00`, or a time without offset meaning America/Toronto; refuse a bare date."""
-    if isinstance(value, str):
-        text = value.strip()
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            raise ValueError(f"{text!r} has no time of day; write e.g. {text}T00:01")
-        try:
-            parsed = datetime.fromisoformat(text)
-        except ValueError:
-            raise ValueError(f"{text!r} is not a date-time; write e.g. 2026-11-23T00:01-05:00") from None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=TORONTO)
-    if isinstance(value, datetime) and value.tzinfo is None:
-        return value.replace(tzinfo=TORONTO)
-    return value
-
-
-Moment = Annotated[AwareDatetime, BeforeValidator(_toronto_time)]
-
-
-class Bilingual(_Strict):
-    """A text in English and French; one may be missing, and the other stands in (marked with its `lang`)."""
-
-    en: Text | None = None
-    fr: Text | None = None
-
-    @model_validator(mode="after")
-    def _one_language_at_least(self) -> Bilingual:
-        if self.en is None and self.fr is None:
-            raise ValueError("give the text in English (en:), French (fr:) or both")
-        return self
-
-    def pick(self, language: str) -> tuple[str, str]:
-        """The text in `language`, or in the other language if it is missing; returns (text, its language)."""
-        first, second = ("fr", "en") if language == "fr" else ("en", "fr")
-        value = getattr(self, first)
-        if value is not None:
-            return value, first
-        return getattr(self, second), second
-
-
-class BilingualUrl(_Strict):
-    en: HttpUrl | None = None
-    fr: HttpUrl | None = None
-
-    def pick(self, language: str) -> str | None:
-        """The link for `language`, or the other language's when only one is given."""
-        first, second = ("fr", "en") if language == "fr" else ("en", "fr")
-        chosen = getattr(self, first) or getattr(self, second)
-        return str(chosen) if chosen else None
-
-
-class Withdrawal(_Strict):
+class Withdrawal(Strict):
     """One service withdrawn: what stops, for which panels, and what a parent should do about it."""
 
     category: Category
@@ -163,6 +97,47 @@ class Withdrawal(_Strict):
         return f"{self.category}:{'+'.join(sorted(self.panels))}"
 
 
+class Period(Strict):
+    """A change announced ahead: from `start` until `end` (or until further notice), these panels have this status.
+
+    Written `{from: …, until: …, status: …, panels: […]}`. A period may carry its own message and withdrawals; without
+    them the board's own stay in force while it lasts.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_by_name=True, validate_by_alias=True,
+                              serialize_by_alias=True)
+
+    start: Moment = Field(alias="from")
+    end: Moment | None = Field(default=None, alias="until")
+    status: Status
+    panels: tuple[Panel, ...] = (Panel.ELEMENTARY, Panel.SECONDARY)
+    message: Bilingual | None = None
+    withdrawals: tuple[Withdrawal, ...] | None = None
+
+    @model_validator(mode="after")
+    def _makes_sense(self) -> Period:
+        if self.end is not None and self.end <= self.start:
+            raise ValueError("until: must be after from (the period would end before it starts)")
+        if not self.panels:
+            raise ValueError("panels: give at least one panel, or leave panels out for both")
+        return self
+
+    @property
+    def key(self) -> str:
+        """Identity used to tell "changed" from "called off and announced": when it starts, for which panels."""
+        return f"{self.start.isoformat()}:{'+'.join(sorted(self.panels))}"
+
+    def covers(self, moment: datetime) -> bool:
+        """True while the period is in force at `moment`."""
+        return self.start <= moment and (self.end is None or moment < self.end)
+
+    def overlaps(self, other: Period) -> bool:
+        """True when both periods are in force at some moment for some panel."""
+        if not set(self.panels) & set(other.panels):
+            return False
+        return (other.end is None or self.start < other.end) and (self.end is None or other.start < self.end)
+
+
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,31}$")
 
 
@@ -172,12 +147,12 @@ def _slug(value: str) -> str:
     return value
 
 
-class Board(_Strict):
-    """One district school board and its current status, as written in boards.yaml."""
+class Board(Strict):
+    """One district school board: what is in force now, and the periods announced ahead, as written in boards.yaml."""
 
     id: Annotated[str, AfterValidator(_slug)]
-    name: Text
-    name_fr: Text | None = None
+    name: Name
+    name_fr: Name | None = None
     language: Language = Language.EN
     type: BoardType = BoardType.PUBLIC
     region: Region | None = None
@@ -188,7 +163,26 @@ class Board(_Strict):
     message: Bilingual | None = None
     announcement: BilingualUrl | None = None
     withdrawals: tuple[Withdrawal, ...]
+    upcoming: tuple[Period, ...] = ()
     updated_at: Moment | None = None
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Board:
+        if len(self.panels) == len(Panel) and self.status not in self.panels.values():
+            statuses = ", ".join(f"{panel} {status}" for panel, status in sorted(self.panels.items()))
+            if len(set(self.panels.values())) == 1:
+                hint = f"write status: {next(iter(self.panels.values()))} without panels"
+            else:
+                hint = "make status one of the two and list only the panel that differs"
+            raise ValueError(f"status: {self.status!s} contradicts the panels ({statuses}); {hint}")
+        for later, period in enumerate(self.upcoming):
+            for index, other in enumerate(self.upcoming[:later]):
+                if period.overlaps(other):
+                    raise ValueError(f"upcoming.{later}.from: this period overlaps the one starting "
+                                     f"{other.start.isoformat(timespec='minutes')} (upcoming item {index + 1}) for "
+                                     f"{' and '.join(sorted(set(period.panels) & set(other.panels)))}; "
+                                     "end one before the other starts")
+        return self
 
     def display_name(self, language: str) -> str:
         """The name parents know in `language`: the French form where one exists, else the official name."""
@@ -207,15 +201,54 @@ class Board(_Strict):
     def is_disrupted(self) -> bool:
         return self.worst_status is not Status.OPEN or bool(self.withdrawals)
 
-    def is_upcoming(self, now: datetime) -> bool:
-        """True while the status is announced ahead: its effective time is still in the future."""
-        return self.effective is not None and self.effective > now
-
     def withdrawals_for(self, panel: Panel) -> list[Withdrawal]:
         return [w for w in self.withdrawals if panel in w.panels]
 
+    # --- time: what is in force at a moment, what is announced ahead, what is past ------------------------------
 
-class StatusFile(_Strict):
+    def period_at(self, moment: datetime) -> Period | None:
+        """The announced period in force at `moment`, if any (the latest to start, should two overlap)."""
+        covering = [period for period in self.upcoming if period.covers(moment)]
+        return max(covering, key=lambda period: period.start) if covering else None
+
+    def ahead(self, moment: datetime) -> tuple[Period, ...]:
+        """The periods that start after `moment`, soonest first."""
+        return tuple(sorted((p for p in self.upcoming if p.start > moment), key=lambda p: p.start))
+
+    def past(self, moment: datetime) -> tuple[Period, ...]:
+        """The periods that ended by `moment`, most recent first."""
+        ended = (p for p in self.upcoming if p.end is not None and p.end <= moment)
+        return tuple(sorted(ended, key=lambda p: p.start, reverse=True))
+
+    def boundaries(self) -> tuple[datetime, ...]:
+        """Every moment at which what is in force changes by itself (periods starting or ending), in order."""
+        moments = {p.start for p in self.upcoming} | {p.end for p in self.upcoming if p.end is not None}
+        return tuple(sorted(moments))
+
+    def is_upcoming(self, now: datetime) -> bool:
+        """True while a change is announced ahead (a period that has not started yet)."""
+        return bool(self.ahead(now))
+
+    def at(self, moment: datetime) -> Board:
+        """The board as it is at `moment`: its own state, overlaid by the period in force then; `upcoming` then holds
+        only the periods still ahead."""
+        period = self.period_at(moment)
+        ahead = self.ahead(moment)
+        if period is None:
+            return self if ahead == self.upcoming else self.model_copy(update={"upcoming": ahead})
+        statuses = {panel: period.status if panel in period.panels else self.panel_status(panel) for panel in Panel}
+        status = self.status if self.status in statuses.values() else statuses[Panel.ELEMENTARY]
+        return self.model_copy(update={
+            "status": status,
+            "panels": {panel: value for panel, value in statuses.items() if value != status},
+            "effective": period.start,
+            "message": period.message or self.message,
+            "withdrawals": self.withdrawals if period.withdrawals is None else period.withdrawals,
+            "upcoming": ahead,
+        })
+
+
+class StatusFile(Strict):
     """The whole of boards.yaml (ids are checked for uniqueness by the loader, which knows their lines)."""
 
     boards: tuple[Board, ...]

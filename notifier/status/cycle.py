@@ -19,7 +19,7 @@ from notifier.db import hold_lock, utcnow
 from notifier.errors import BoardFileError
 from notifier.status import document
 from notifier.status.boards import Board, StatusFile
-from notifier.status.changes import Change, Kind, diff
+from notifier.status.changes import Change, as_scheduled, diff_schedule, diff_state
 from notifier.status.history import BoardState, ChangeEvent, Cycle
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ def run(
             # The file is read under the lock, so a staff save (which writes and records under the same lock)
             # is never diffed against a stale read.
             hold_lock(session, "cycle")
-            snapshot = document.load(boards_path)
+            snapshot = document.load(boards_path, now)
             changes = record(session, snapshot.status, snapshot.version, cycle_id, now)
     except BoardFileError as error:
         problems = [str(p) for p in error.problems]
@@ -89,44 +89,48 @@ def record(
 ) -> list[Change]:
     """Diff the file against the stored state, store change events and the new state; return the changes.
 
-    The very first cycle (no stored state at all) only stores the state: nobody is messaged about the
-    state of the world when the service starts. With `notify=False` (a staff edit with "notify parents" off) the
-    events are kept for the history but never sent. The caller holds `hold_lock(session, "cycle")`.
+    Two kinds of change are told apart: what time alone changed since the last record (an announced period started
+    or ended: `scheduled`), and what the new version of the file changed (a status, a withdrawal, a period announced,
+    moved or called off). The very first cycle (no stored state at all) only stores the state: nobody is messaged
+    about the state of the world when the service starts. With `notify=False` (a staff edit with "notify parents"
+    off) the events are kept for the history but never sent. The caller holds `hold_lock(session, "cycle")`.
     """
     states = {state.board_id: state for state in session.scalars(select(BoardState))}
     first_cycle = not states
     changes: list[Change] = []
     for board in status.boards:
         state = states.get(board.id)
-        old = Board.model_validate(state.data) if state else None
-        board_changes = [] if first_cycle else diff(old, board)
-        took_effect = _took_effect(state, board, now)
-        if took_effect:
-            board_changes.append(took_effect)
+        board_changes = [] if first_cycle or state is None else _changes(state, board, now)
         for change in board_changes:
-            session.add(_event(change, cycle_id, board, now, notify))
+            session.add(_event(change, cycle_id, board, state, now, notify))
         changes += board_changes
         data = board.model_dump(mode="json", exclude_none=True)
-        pending = board.effective if board.effective and board.effective > now else None
+        upcoming = next((moment for moment in board.boundaries() if moment > now), None)
         if state is None:
             session.add(BoardState(board_id=board.id, data=data, file_version=version, recorded_at=now,
-                                   pending_effective=pending))
-        elif board_changes or state.data != data or state.pending_effective != pending:
+                                   pending_effective=upcoming))
+        elif board_changes or state.data != data or state.pending_effective != upcoming:
             state.data, state.file_version, state.recorded_at = data, version, now
-            state.pending_effective = pending
+            state.pending_effective = upcoming
     return changes
 
 
-def _took_effect(state: BoardState | None, board: Board, now: datetime) -> Change | None:
-    """A status announced ahead whose time has now come: the moment parents who asked for it hear "now in effect"."""
-    if state is None or state.pending_effective is None or board.effective is None:
-        return None
-    if board.effective == state.pending_effective and board.effective <= now:
-        return Change(board.id, Kind.TOOK_EFFECT, None, board.status.value, key=board.effective.isoformat())
-    return None
+def _changes(state: BoardState, board: Board, now: datetime) -> list[Change]:
+    """What time alone changed since the state was recorded, then what the new version of the board changed."""
+    old = Board.model_validate(state.data)
+    expected = old.at(now)
+    was = old.at(state.recorded_at) if state.recorded_at < now else expected
+    return (as_scheduled(diff_state(was, expected)) + diff_state(expected, board.at(now))
+            + diff_schedule(old, board, now))
 
 
-def _event(change: Change, cycle_id: int | None, board: Board, now: datetime, notify: bool) -> ChangeEvent:
+def _event(change: Change, cycle_id: int | None, board: Board, state: BoardState | None, now: datetime,
+           notify: bool) -> ChangeEvent:
+    effective = board.at(now).effective
+    if change.scheduled and state is not None:  # when it happened: the boundary that passed
+        old = Board.model_validate(state.data)
+        passed = [moment for moment in old.boundaries() if state.recorded_at < moment <= now]
+        effective = passed[-1] if passed else effective
     return ChangeEvent(
         cycle_id=cycle_id,
         board_id=change.board_id,
@@ -137,7 +141,8 @@ def _event(change: Change, cycle_id: int | None, board: Board, now: datetime, no
         after=change.after,
         urgent=change.urgent,
         notify=notify,
-        effective_at=board.effective,
+        scheduled=change.scheduled,
+        effective_at=effective,
         recorded_at=now,
     )
 

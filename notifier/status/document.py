@@ -10,8 +10,10 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import tempfile
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +77,7 @@ def version_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
-def load(path: str | os.PathLike[str]) -> Snapshot:
+def load(path: str | os.PathLike[str], now: datetime | None = None) -> Snapshot:
     """Read and validate the file at `path`; raise `BoardFileError` listing every problem with its line."""
     path = Path(path)
     try:
@@ -83,11 +85,15 @@ def load(path: str | os.PathLike[str]) -> Snapshot:
         mtime = path.stat().st_mtime
     except OSError as error:
         raise BoardFileError([Problem(str(path), 0, f"cannot read the file: {error.strerror}")]) from None
-    return Snapshot(parse(data, str(path)), version_of(data), mtime)
+    return Snapshot(parse(data, str(path), now), version_of(data), mtime)
 
 
-def parse(data: bytes | str, path: str = "boards.yaml") -> StatusFile:
-    """Validate the text of a status file; raise `BoardFileError` with `PATH:LINE: message` problems."""
+def parse(data: bytes | str, path: str = "boards.yaml", now: datetime | None = None) -> StatusFile:
+    """Validate the text of a status file; raise `BoardFileError` with `PATH:LINE: message` problems.
+
+    `now` (default: the current time) is when the file is read: a board's own `effective` time says since when its
+    status is in force, so it may not lie ahead of it (a change announced ahead goes under `upcoming:`).
+    """
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
     try:
         document = _reader().load(io.StringIO(text))
@@ -106,6 +112,8 @@ def parse(data: bytes | str, path: str = "boards.yaml") -> StatusFile:
         status = StatusFile.model_validate(document)
     except ValidationError as error:
         problems += [_problem(document, item, path) for item in error.errors()]
+    else:
+        problems += _announced_as_effective(document, status, path, now or datetime.now(UTC))
     if problems:
         raise BoardFileError(sorted(set(problems), key=lambda p: (p.line, p.message)))
     return status
@@ -131,6 +139,19 @@ def _duplicate_ids(document: CommentedMap, path: str) -> list[Problem]:
     return problems
 
 
+def _announced_as_effective(document: CommentedMap, status: StatusFile, path: str, now: datetime) -> list[Problem]:
+    """A board's own `effective` lying ahead: the old way of announcing ahead, which hid what is in force today."""
+    problems = []
+    for index, board in enumerate(status.boards):
+        if board.effective is not None and board.effective > now:
+            when = board.effective.isoformat(timespec="minutes")
+            problems.append(Problem(path, _line_of(document, ["boards", index, "effective"], False),
+                                    f"boards.{index}.effective: {when} is still ahead; `status` and `effective` say "
+                                    f"what is in force now and since when. To announce a change ahead, add it under "
+                                    f"`upcoming:`, e.g. upcoming: [{{from: {when}, status: {board.status}}}]"))
+    return problems
+
+
 _ALLOWED = {
     "status": [s.value for s in Status],
     "panel": [p.value for p in Panel],
@@ -141,6 +162,10 @@ _ALLOWED = {
 def _problem(document: CommentedMap, error: dict[str, Any], path: str) -> Problem:
     """Turn one pydantic error into a sentence a board's staff member can act on, at the right line."""
     loc = [part for part in error["loc"] if part != "[key]"]
+    hinted = _HINT.match(str(error.get("msg", "")).removeprefix("Value error, "))
+    if hinted and error["type"] == "value_error":  # a rule about several fields names the one to look at
+        loc += [int(part) if part.isdigit() else part for part in hinted.group(1).split(".")]
+        error = {**error, "msg": hinted.group(2)}
     where = ".".join(str(part) for part in loc) or "boards"
     line = _line_of(document, loc, missing=error["type"] == "missing")
     kind = error["type"]
@@ -153,6 +178,9 @@ def _problem(document: CommentedMap, error: dict[str, Any], path: str) -> Proble
     else:
         message = f"{where}: {error['msg'].removeprefix('Value error, ')}"
     return Problem(path, line, message)
+
+
+_HINT = re.compile(r"^([a-z_]+(?:\.\d+)?(?:\.[a-z_]+)?): (.+)$", re.S)
 
 
 def _enum_message(error: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ class BoardState(Base):
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
     file_version: Mapped[str] = mapped_column(String(32))
     recorded_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
-    # Set while the board's status is announced ahead; the cycle that passes it records "took effect".
+    # The next moment what is in force changes by itself (an announced period starting or ending), if any.
     pending_effective: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
 
 
@@ -42,7 +42,7 @@ class Cycle(Base):
 
 
 class ChangeEvent(Base):
-    """One thing a parent would notice: a status, a panel, a withdrawal, the effective time or the message."""
+    """One thing a parent would notice: a status, a panel, a withdrawal, the message, or a period announced ahead."""
 
     __tablename__ = "change_events"
 
@@ -57,6 +57,8 @@ class ChangeEvent(Base):
     urgent: Mapped[bool] = mapped_column(Boolean, default=False)
     # False for edits published with "notify parents" off (a typo fix): shown in history, never sent.
     notify: Mapped[bool] = mapped_column(Boolean, default=True)
+    # True when it happened by itself, as announced (a period started or ended): told only to who asked for it.
+    scheduled: Mapped[bool] = mapped_column(Boolean, default=False)
     effective_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     recorded_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow, index=True)
 

@@ -59,12 +59,17 @@ def openapi() -> Response:
 
 
 def board_json(board: Board, now: datetime) -> dict[str, Any]:
-    """A board as the API shows it: the file's fields plus each panel's status and whether it is upcoming."""
+    """A board as the API shows it: what is in force at `now` (each panel's status, withdrawals, message), the
+    periods still announced ahead under `upcoming`, and, for a period in force, when it ends (`until`)."""
+    in_force = board.period_at(now)
+    board = board.at(now)
     data = board.model_dump(mode="json", exclude_none=True)
     data["panels"] = {panel.value: board.panel_status(panel).value for panel in Panel}
     data["worst_status"] = board.worst_status.value
     data["disrupted"] = board.is_disrupted
-    data["upcoming"] = board.is_upcoming(now)
+    data["announced_ahead"] = bool(board.upcoming)
+    if in_force is not None and in_force.end is not None:
+        data["until"] = in_force.end.isoformat()
     data["url"] = url_for("public.board", board_id=board.id)
     data["feed"] = url_for("public.feed", board_id=board.id)
     return data
@@ -76,6 +81,7 @@ def event_json(event: ChangeEvent) -> dict[str, Any]:
         "id": event.id, "kind": event.kind, "panel": event.panel, "key": event.key,
         "before": event.before, "after": event.after, "urgent": event.urgent,
         "effective_at": event.effective_at.isoformat() if event.effective_at else None,
+        "scheduled": bool(event.scheduled),
         "recorded_at": event.recorded_at.isoformat(),
     }
 

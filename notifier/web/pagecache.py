@@ -3,8 +3,8 @@
 When every parent in a region checks the site at once, a request costs a dictionary lookup and, at most once a
 second, a `stat()` of the file and a cheap query for the newest change event. Responses carry an ETag and
 Last-Modified so browsers and a CDN can answer repeat visits with 304s, and `Cache-Control` lets a CDN absorb a
-rush (and keep serving a stale copy if the app is down). A status "announced ahead" turns current at its effective
-time, so that moment also starts a new generation: nobody is shown "announced" after the fact.
+rush (and keep serving a stale copy if the app is down). A period "announced ahead" turns current when it starts
+(and past when it ends), so those moments also start a new generation: nobody is shown "announced" after the fact.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Page:
 
 class PageCache:
     """Rendered pages keyed by (what, language, …) and valid for one generation: file version, history position
-    and how many announced effective times have passed."""
+    and how many announced periods have started or ended."""
 
     def __init__(self, sessions: sessionmaker[Session], check_every: float = 1.0, max_pages: int = 2000) -> None:
         self._sessions = sessions
@@ -108,11 +108,11 @@ class PageCache:
         return page
 
     def _passed_boundaries(self, snapshot: Snapshot) -> int:
-        """How many of the file's future effective times have passed (changes the moment one is reached)."""
+        """How many of the file's announced periods have started or ended (changes the moment one is reached)."""
         version, moments = self._boundaries
         if version != snapshot.version:
             now = datetime.now(UTC)
-            moments = tuple(sorted(b.effective for b in snapshot.status.boards if b.effective and b.effective > now))
+            moments = tuple(sorted(m for b in snapshot.status.boards for m in b.boundaries() if m > now))
             self._boundaries = (snapshot.version, moments)
         if not moments:
             return 0

@@ -61,8 +61,9 @@ def board(board_id: str) -> Response:
     def build() -> str:
         with services().sessions() as session:
             history = board_history(session, board_id)
-        return render_template("public/board.html", board=found, panels=list(Panel), history=history,
-                               upcoming=found.is_upcoming(now_toronto()))
+        now = now_toronto()
+        return render_template("public/board.html", board=found.at(now), panels=list(Panel), history=history,
+                               in_force=found.period_at(now))
 
     return respond(services().pages.get(("board", board_id, language), snapshot, "text/html", build))
 
@@ -81,10 +82,11 @@ def feed(board_id: str) -> Response:
         status_updated = found.updated_at or _file_time(snapshot)
         updated = max([status_updated, *(e.recorded_at for e in history)])
         page_url = f"{base}{url_for('public.board', board_id=board_id)}?lang={language}"
+        current = found.at(now_toronto())
         return render_template(
-            "public/feed.atom", board=found, history=history, version=version_of(found.model_dump_json().encode()),
-            updated=updated,
-            status_updated=status_updated, upcoming=found.is_upcoming(now_toronto()), page_url=page_url,
+            "public/feed.atom", board=current, history=history,
+            version=version_of(current.model_dump_json().encode()), updated=updated,
+            status_updated=status_updated, page_url=page_url,
             feed_id=f"{base}{url_for('public.feed', board_id=board_id)}?lang={language}",
             self_url=f"{base}{url_for('public.feed', board_id=board_id)}?lang={language}",
         )
@@ -109,15 +111,15 @@ def unavailable(error: BoardFileError) -> tuple[str, int, dict[str, str]]:
 def _render_index(snapshot: Snapshot, query: str) -> str:
     boards = snapshot.status.boards
     language = select_language()
-    chosen = [b for b in boards if _matches(b, query)] if query else list(boards)
     now = now_toronto()
-    # Most disruptive first; at the same level, what is in effect before what is announced ahead.
-    chosen.sort(key=lambda b: (-b.worst_status.severity, b.is_upcoming(now), -len(b.withdrawals),
+    chosen = [b.at(now) for b in boards if _matches(b, query)] if query else [b.at(now) for b in boards]
+    # Most disruptive now first; at the same level, boards with a change announced ahead, then by withdrawals.
+    chosen.sort(key=lambda b: (-b.worst_status.severity, not b.upcoming, -len(b.withdrawals),
                                _fold(b.display_name(language))))
     return render_template(
         "public/index.html", boards=chosen, total=len(boards), query=query, as_of=_file_time(snapshot),
-        upcoming={b.id for b in chosen if b.is_upcoming(now)},
-        disrupted=[b for b in chosen if b.is_disrupted], calm=[b for b in chosen if not b.is_disrupted],
+        disrupted=[b for b in chosen if b.is_disrupted or b.upcoming],
+        calm=[b for b in chosen if not (b.is_disrupted or b.upcoming)],
     )
 
 

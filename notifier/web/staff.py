@@ -167,14 +167,14 @@ def edit(board_id: str) -> str | tuple[str, int]:
     current = _board_for(board_id)
     snapshot = services().boards.snapshot
     if request.method == "GET":
-        return _edit_page(current, edit_form.from_board(current), snapshot.version, current)
+        return _edit_page(current, edit_form.from_board(current, utcnow()), snapshot.version, current)
     form = edit_form.from_fields(request.form)
     base = edit_form.decode_base(request.form.get("base", "")) or current
     version = request.form.get("version", "")
     action = request.form.get("action", "preview")
     if action == "edit":
         return _edit_page(current, edit_form.with_blank_rows(form), version, base)
-    edited, errors = edit_form.validate(form, base)
+    edited, errors = edit_form.validate(form, base, utcnow())
     if errors:
         log.info("staff edit of %s by %s not saved: %s", board_id, mask_email(g.staff.email),
                  ", ".join(f"{name}={code}" for name, code in errors.items()))
@@ -203,7 +203,7 @@ def _publish(current: Board, edited: Board, base: Board, version: str, notify: b
         log.warning("staff edit of %s by %s not saved: the board changed meanwhile", current.id,
                     mask_email(g.staff.email))
         fresh = conflict.current
-        return _edit_page(fresh, edit_form.from_board(fresh), services().boards.snapshot.version, fresh,
+        return _edit_page(fresh, edit_form.from_board(fresh, utcnow()), services().boards.snapshot.version, fresh,
                           conflict=conflict.changes), 409
     except BoardFileError as error:
         log.error("staff edit of %s not saved: boards.yaml is invalid on disk: %s", current.id, error)
@@ -213,7 +213,7 @@ def _publish(current: Board, edited: Board, base: Board, version: str, notify: b
         return render_template("staff/refused.html", reason="busy"), 503
     services().boards.refresh(force=True)
     saved = result.saved
-    return _edit_page(saved.new, edit_form.from_board(saved.new), saved.version, saved.new,
+    return _edit_page(saved.new, edit_form.from_board(saved.new, utcnow()), saved.version, saved.new,
                       published={"changes": saved.changes, "notify": notify})
 
 

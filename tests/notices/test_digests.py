@@ -221,14 +221,16 @@ def test_now_in_effect_goes_only_to_parents_who_asked(run, subscribe, boards, sm
     run()
     _, asked, _ = subscribe(notify_on_effect=True, phone=None)
     subscribe(phone=None)
-    boards.update("tdsb", status="work-to-rule", effective="2026-11-24T00:01:00-05:00")
+    boards.update("tdsb", upcoming=[{"from": "2026-11-24T00:01:00-05:00", "status": "work-to-rule"}])
     run(LATER)
     assert len(smtp_server[0].messages()) == 2
-    assert "Effective Tuesday, November 24, 2026" in smtp_server[0].messages()[0].get_body(("plain",)).get_content()
+    assert ("From Tuesday, November 24, 2026, 12:01\u202fa.m.: Schools are open; some services are withdrawn."
+            in smtp_server[0].messages()[0].get_body(("plain",)).get_content())
     run(datetime.fromisoformat("2026-11-24T00:02:00-05:00"))
     later = smtp_server[0].messages()[2:]
     assert [m["To"] for m in later] == [asked]
-    assert "Now in effect." in later[0].get_body(("plain",)).get_content()
+    body = later[0].get_body(("plain",)).get_content()
+    assert "Now in effect, as announced:" in body and "Schools are open; some services are withdrawn." in body
 
 
 def test_planning_twice_creates_no_second_row(run, sessions, subscribe, boards, fast_settings):

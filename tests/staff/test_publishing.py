@@ -12,7 +12,7 @@ from notifier.db import utcnow
 from notifier.delivery.channels.local import read_outbox
 from notifier.delivery.outbox import OutboxRow
 from notifier.formatting import TORONTO
-from notifier.status import cycle
+from notifier.status import cycle, document
 from notifier.status.history import ChangeEvent, Cycle
 from tests.staff.conftest import TDSB_STAFF, make_subscriber
 
@@ -149,13 +149,14 @@ def test_a_preview_saves_nothing(console, settings):
     assert settings.boards_file.read_bytes() == before
 
 
-def test_a_future_effective_time_is_shown_as_upcoming_and_takes_effect_by_itself(console, settings, sessions,
-                                                                               first_cycle):
+def test_a_future_effective_time_is_announced_ahead_and_takes_effect_by_itself(console, settings, sessions,
+                                                                              first_cycle):
     when = (utcnow() + timedelta(days=2)).astimezone(TORONTO)
     console.edit("tdsb", status="work-to-rule", effective=when.strftime("%Y-%m-%dT%H:%M"))
     assert "Upcoming" in console.client.get("/staff/").get_data(as_text=True)
-    assert "Upcoming" in console.client.get("/staff/boards/tdsb").get_data(as_text=True)
+    assert "Announced ahead" in console.client.get("/staff/boards/tdsb").get_data(as_text=True)
+    assert document.load(settings.boards_file).status.by_id()["tdsb"].status == "open"  # today's state stays
     cycle.run(sessions, str(settings.boards_file), now=utcnow() + timedelta(days=2, minutes=1))
     with sessions() as session:
-        kinds = [e.kind for e in session.query(ChangeEvent).filter_by(board_id="tdsb").order_by(ChangeEvent.id)]
-    assert kinds[-1] == "took_effect"
+        latest = session.query(ChangeEvent).filter_by(board_id="tdsb").order_by(ChangeEvent.id.desc()).first()
+    assert (latest.kind, latest.after, latest.scheduled) == ("panel_status", "work-to-rule", True)

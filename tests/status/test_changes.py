@@ -64,6 +64,6 @@ def test_a_withdrawal_whose_description_changes_is_changed_not_added_and_removed
     assert kinds(diff(board(withdrawals=[BUSES]), board(withdrawals=[edited]))) == ["withdrawal_changed"]
 
 
-def test_a_new_effective_time_and_message_are_reported():
-    changes = diff(board(), board(effective="2026-11-23T00:01", message={"en": "Strike from Monday."}))
-    assert kinds(changes) == ["effective", "message"]
+def test_a_new_message_is_reported_but_a_corrected_since_time_alone_is_not_news():
+    assert kinds(diff(board(), board(message={"en": "Strike from Monday."}))) == ["message"]
+    assert diff(board(), board(effective="2026-11-02T00:01")) == []

@@ -63,17 +63,26 @@ def test_each_cycle_is_recorded_with_its_outcome(sessions, boards_file):
     assert recorded.outcome == "ok" and recorded.finished_at is not None
 
 
-def test_a_status_announced_ahead_is_recorded_now_and_again_when_it_takes_effect(sessions, boards, boards_file):
+def test_a_period_announced_ahead_is_recorded_now_and_again_as_scheduled_when_it_starts_and_ends(
+    sessions, boards, boards_file
+):
     cycle.run(sessions, str(boards_file), now=NOW)
-    boards.update("tdsb", status="work-to-rule", effective="2026-11-23T00:01")
+    boards.update("tdsb", upcoming=[{"from": "2026-11-24T00:01", "until": "2026-11-25T00:01", "status": "closed",
+                                     "panels": ["secondary"]}])
     announced = cycle.run(sessions, str(boards_file), now=NOW)
-    assert "status" in [c.kind.value for c in announced.changes]
-    before = cycle.run(sessions, str(boards_file), now=datetime(2026, 11, 23, 5, 0, tzinfo=UTC))
-    took = cycle.run(sessions, str(boards_file), now=datetime(2026, 11, 23, 5, 2, tzinfo=UTC))
-    again = cycle.run(sessions, str(boards_file), now=datetime(2026, 11, 23, 5, 3, tzinfo=UTC))
-    assert before.changes == []
-    assert [c.kind.value for c in took.changes] == ["took_effect"]
-    assert again.changes == []
+    assert [(c.kind.value, c.scheduled) for c in announced.changes] == [("period_added", False)]
+
+    def at(when: str):
+        return cycle.run(sessions, str(boards_file), now=datetime.fromisoformat(when)).changes
+
+    assert at("2026-11-24T00:00-05:00") == []
+    started = at("2026-11-24T00:02-05:00")
+    assert [(c.kind.value, c.panel, c.after, c.scheduled) for c in started] == [
+        ("panel_status", "secondary", "closed", True)]
+    assert at("2026-11-24T00:03-05:00") == []
+    ended = at("2026-11-25T00:02-05:00")
+    assert [(c.kind.value, c.panel, c.after, c.scheduled) for c in ended] == [
+        ("panel_status", "secondary", "open", True)]
 
 
 def test_a_silent_record_keeps_history_but_marks_it_not_to_send(sessions, boards, boards_file):

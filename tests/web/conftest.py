@@ -37,7 +37,7 @@ RICH_BOARD = "tdsb"
 
 @pytest.fixture
 def job_action(boards):
-    """TDSB in work-to-rule with secondary closed, buses and cleaning withdrawn; Peel's strike announced ahead."""
+    """TDSB in work-to-rule with secondary closed, buses and cleaning withdrawn; Peel open, a strike announced ahead."""
     boards.update(
         RICH_BOARD, status="work-to-rule", panels={"secondary": "closed"}, effective="2026-11-02T00:01",
         message={"en": "Secondary schools are closed during the strike. Elementary schools are open.",
@@ -53,7 +53,7 @@ def job_action(boards):
         ],
         updated_at="2026-11-01T18:30",
     )
-    boards.update("peel", status="closed", effective=in_a_week(), withdrawals=[make_withdrawal()])
+    boards.update("peel", upcoming=[{"from": in_a_week(), "status": "closed", "withdrawals": [make_withdrawal()]}])
     return boards
 
 

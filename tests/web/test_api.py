@@ -52,12 +52,13 @@ def test_history_is_newest_first(client, runner, boards):
         [("work-to-rule", "open"), ("open", "work-to-rule")]
 
 
-def test_a_board_shows_each_panels_status_and_whether_it_is_upcoming(client, job_action):
+def test_a_board_shows_each_panels_status_now_and_what_is_announced_ahead(client, job_action):
     boards = {b["id"]: b for b in client.get("/api/boards").get_json()["boards"]}
     assert boards[RICH_BOARD]["panels"] == {"elementary": "work-to-rule", "secondary": "closed"}
     assert boards[RICH_BOARD]["worst_status"] == "closed"
-    assert boards[RICH_BOARD]["upcoming"] is False
-    assert boards["peel"]["upcoming"] is True
+    assert boards[RICH_BOARD]["announced_ahead"] is False and boards[RICH_BOARD]["upcoming"] == []
+    assert boards["peel"]["status"] == "open" and boards["peel"]["announced_ahead"] is True
+    assert [p["status"] for p in boards["peel"]["upcoming"]] == ["closed"]
     assert boards["adsb"]["disrupted"] is False
 
 

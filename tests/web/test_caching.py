@@ -79,11 +79,12 @@ def test_a_recorded_change_renders_the_page_again(app, client, runner, boards):
 def test_a_status_announced_ahead_is_shown_as_current_once_its_time_passes(app, client, boards):
     import time_machine
 
-    boards.update("tdsb", status="closed", effective="2030-01-06T00:01")
+    boards.update("tdsb", upcoming=[{"from": "2030-01-06T00:01", "status": "closed"}])
     assert "Announced ahead" in visible_text(client.get("/boards/tdsb").get_data(as_text=True))
     with time_machine.travel("2030-01-06 06:00 -0500"):
         text = visible_text(client.get("/boards/tdsb").get_data(as_text=True))
-    assert "Announced ahead" not in text and "In effect since:" in text
+    assert "Announced ahead" not in text and "In effect since: Sunday, January 6, 2030, 12:01 a.m." in text
+    assert "Schools are closed to students." in text
 
 
 def test_a_matching_etag_gets_304_without_a_body(client):
