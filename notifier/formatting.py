@@ -13,6 +13,8 @@ from zoneinfo import ZoneInfo
 
 from babel.dates import format_date, format_datetime, format_time, get_datetime_format
 
+from notifier.links import in_language
+
 TORONTO = ZoneInfo("America/Toronto")  # the zone every Ontario board works in
 
 
@@ -40,10 +42,11 @@ def _locale(language: str) -> str:
 
 
 def install_filters(env: Any, language: Language) -> None:
-    """Register the `moment` and `pick` filters on a Jinja environment; `language` may be a callable."""
+    """Register the `moment`, `pick` and `in_language` filters on a Jinja environment; `language` may be a callable."""
 
     def current() -> str:
         return language() if callable(language) else language
 
     env.filters["moment"] = lambda value, style="long": moment(value, current(), style)
     env.filters["pick"] = lambda bilingual: bilingual.pick(current()) if bilingual is not None else ("", current())
+    env.filters["in_language"] = lambda url: in_language(url, current())

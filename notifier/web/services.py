@@ -68,6 +68,13 @@ def _negotiated(accept_language: str | None) -> str:
     return language
 
 
+def speak(language: str) -> None:
+    """Answer this request in `language` (a subscription's own) unless the visitor chose one (?lang= or the cookie),
+    so a link from a French message opens in French even in a browser that keeps no cookies."""
+    if LANGUAGE_COOKIE not in request.cookies and explicit_language() is None and language in LANGUAGES:
+        g.language = language
+
+
 def language_in_url(view: View) -> View:
     """Mark a view whose URL keeps its language (`?lang=fr`): answered in it at once, with no redirect or cookie.
 

@@ -16,7 +16,7 @@ from notifier.notices import account
 from notifier.status.boards import Board
 from notifier.subscribers import ratelimit, signup
 from notifier.subscribers.models import Contact, ContactStatus
-from notifier.web.services import select_language, services
+from notifier.web.services import select_language, services, speak
 
 bp = Blueprint("subscribe", __name__)
 
@@ -122,6 +122,7 @@ def confirm_page(token: str) -> tuple[str, int]:
     contact, problem = _contact_for(token)
     if contact is None:
         return render_template("subscribe/link_problem.html", problem=problem), 400
+    speak(contact.subscriber.language)
     return render_template("subscribe/confirm.html", token=token,
                            done=contact.status == ContactStatus.ACTIVE.value), 200
 
@@ -133,6 +134,7 @@ def confirm(token: str) -> tuple[str, int] | Response:
     if contact is None:
         return render_template("subscribe/link_problem.html", problem=problem), 400
     settings = services().settings
+    speak(contact.subscriber.language)
     with transaction(services().sessions) as session:
         contact = session.get(Contact, contact.id)
         signup.confirm(session, contact, utcnow(), "email-link", client_ip())

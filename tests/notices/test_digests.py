@@ -266,4 +266,4 @@ def test_texts_are_sent_with_a_validity_period_and_a_board_link(run, subscribe, 
     run(LATER)
     form = twilio_server.messages[0]["_form"]
     assert form["ValidityPeriod"] == "7200"
-    assert form["Body"].endswith("https://status.example.org/boards/tdsb")
+    assert form["Body"].endswith("https://status.example.org/boards/tdsb?lang=en")
