@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -40,6 +40,12 @@ def moment(value: datetime | str | None, language: str, style: str = "long") -> 
     return pattern.replace("{1}", day).replace("{0}", clock)
 
 
+def html_datetime(value: datetime) -> str:
+    """A `<time datetime>` value: whole seconds and an offset, since HTML allows at most three digits of fraction."""
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)  # the database keeps UTC
+    return aware.isoformat(timespec="seconds")
+
+
 def _day_pattern(local: datetime, language: str) -> str:
     """The locale's full date pattern; in French the first of a month is "1er" (le 1er décembre), which CLDR lacks."""
     pattern = get_date_format("full", locale=_locale(language)).pattern
@@ -53,11 +59,13 @@ def _locale(language: str) -> str:
 
 
 def install_filters(env: Any, language: Language) -> None:
-    """Register the `moment`, `pick` and `in_language` filters on a Jinja environment; `language` may be a callable."""
+    """Register the `moment`, `html_datetime`, `pick` and `in_language` filters on a Jinja environment; `language`
+    may be a callable."""
 
     def current() -> str:
         return language() if callable(language) else language
 
     env.filters["moment"] = lambda value, style="long": moment(value, current(), style)
+    env.filters["html_datetime"] = html_datetime
     env.filters["pick"] = lambda bilingual: bilingual.pick(current()) if bilingual is not None else ("", current())
     env.filters["in_language"] = lambda url: in_language(url, current())
