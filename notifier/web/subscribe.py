@@ -98,7 +98,8 @@ def submit() -> tuple[str, int]:
     if errors:
         return render_form(form, errors, status=400)
     channels = sorted({channel for channel, _, _ in valid.addresses})
-    return render_template("subscribe/sent.html", channels=channels), 200
+    local = [c for c in channels if not (settings.email_configured if c == "email" else settings.sms_configured)]
+    return render_template("subscribe/sent.html", channels=channels, local_outbox=settings.debug and local), 200
 
 
 def _contact_for(token: str) -> tuple[Contact | None, str | None]:
