@@ -9,7 +9,7 @@ import unicodedata
 from datetime import UTC, datetime
 from urllib.parse import quote, urlencode
 
-from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, redirect, render_template, request, send_from_directory, url_for
 from werkzeug.exceptions import NotFound
 from werkzeug.wrappers import Response
 
@@ -122,6 +122,13 @@ def feed(board_id: str) -> Response:
 
     key = ("feed", board_id, language, explicit)
     return respond(services().pages.get(key, snapshot, "application/atom+xml", build, vary_language=not explicit))
+
+
+@bp.get("/favicon.ico")
+def favicon() -> Response:
+    """The site's icon where browsers and feed readers look for it unasked (the pages also link the SVG)."""
+    return send_from_directory(current_app.static_folder or "static", "favicon.ico",
+                               mimetype="image/vnd.microsoft.icon", max_age=7 * 24 * 3600)
 
 
 @bp.app_errorhandler(404)
