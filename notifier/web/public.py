@@ -52,6 +52,8 @@ def remember_language() -> Response | None:
 
 
 def _language_in_url() -> bool:
+    if request.path.startswith("/api/"):  # the API answers even its 404 in JSON, never through a redirect
+        return True
     view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
     return bool(getattr(view, "language_in_url", False))
 

@@ -77,6 +77,12 @@ def test_the_api_list_links_to_the_named_language(client):
     assert all(b["url"].endswith("?lang=fr") for b in boards)
 
 
+@pytest.mark.parametrize("path", ["/api/boards/atlantis", "/api/nothing-here"])
+def test_the_api_answers_an_unknown_address_in_json_even_with_a_language(client, path):
+    response = client.get(f"{path}?lang=fr")
+    assert response.status_code == 404 and response.get_json() == {"error": "not-found"}
+
+
 def test_the_api_without_a_language_is_unchanged(client):
     board = client.get("/api/boards/tdsb").get_json()["board"]
     assert board["url"] == "/boards/tdsb" and board["feed"] == "/boards/tdsb/feed.atom"
