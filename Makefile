@@ -29,6 +29,29 @@ test-faults: $(VENV)/.dev browser vnu
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 
+## Commands for a checkout, through the project's virtualenv (nothing to activate; the database is upgraded first):
+##   make staff-add EMAIL=comms@tdsb.on.ca BOARD="tdsb tcdsb"    (or ADMIN=1: every board and the accounts page)
+##   make staff-list
+##   make import FILE=parents.csv                                 (CONFIRMED=1 NOTE="how consent was given")
+##   make notifier ARGS="status"                                  any other `python -m notifier` command
+.PHONY: staff-add staff-list import notifier
+staff-add: $(VENV)/.runtime
+	@test -n "$(EMAIL)" || { echo 'Usage: make staff-add EMAIL=comms@board.example BOARD="tdsb" (or ADMIN=1)'; exit 2; }
+	@$(BIN)/python -m notifier db upgrade >/dev/null
+	$(BIN)/python -m notifier staff add '$(EMAIL)' $(foreach board,$(BOARD),--board '$(board)') $(if $(ADMIN),--admin)
+
+staff-list: $(VENV)/.runtime
+	@$(BIN)/python -m notifier db upgrade >/dev/null
+	$(BIN)/python -m notifier staff list
+
+import: $(VENV)/.runtime
+	@test -n "$(FILE)" || { echo 'Usage: make import FILE=parents.csv (CONFIRMED=1 NOTE="…" if consent was given elsewhere)'; exit 2; }
+	@$(BIN)/python -m notifier db upgrade >/dev/null
+	$(BIN)/python -m notifier subscribers import '$(FILE)' $(if $(CONFIRMED),--confirmed --consent-note '$(NOTE)')
+
+notifier: $(VENV)/.runtime
+	$(BIN)/python -m notifier $(ARGS)
+
 bench: $(VENV)/.dev
 	$(BIN)/python bench/status_page.py
 
@@ -59,13 +82,18 @@ $(VNU_STAMP):
 	test -f $(VNU_DIR)/node_modules/vnu-jar/build/dist/vnu.jar
 	touch $@
 
+# pip's cache stays in the project folder too (.cache/pip), like everything `make run` writes.
+$(VENV)/.runtime $(VENV)/.dev: export PIP_CACHE_DIR = $(CURDIR)/.cache/pip
+
 $(VENV)/.runtime: requirements.txt
+	@echo "Installing the runtime dependencies (requirements.txt) into $(VENV)/..."
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements.txt
 	touch $@
 
 $(VENV)/.dev: requirements.txt requirements-dev.txt
+	@echo "Installing the runtime, test and lint dependencies (requirements-dev.txt) into $(VENV)/..."
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt

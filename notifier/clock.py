@@ -4,12 +4,17 @@ A scheduler inside web workers would run once per worker and message every paren
 never starts one. Jobs are plain functions; `python -m notifier tick` runs the same cycle once. The clock runs a
 cycle every NOTIFIER_CHECK_INTERVAL seconds, once more at NOTIFIER_DAILY_DIGEST_AT for the daily summaries, and
 within about two seconds of `request_wakeup` (the staff console's "publish": a flag in the database, polled).
+
+Its log says what happened, not that time passed: a line per cycle that recorded, planned or sent something, and a
+heartbeat at most once a minute while nothing happens. APScheduler's own line per job run (every two seconds, for
+the wake-up poll) is left out.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -27,6 +32,7 @@ log = logging.getLogger(__name__)
 
 WAKEUP = "wakeup"
 POLL_SECONDS = 2
+HEARTBEAT_SECONDS = 60
 
 
 def send_due(settings: Settings, sessions: sessionmaker[Session], now: datetime | None = None) -> DrainStats:
@@ -77,10 +83,25 @@ class Clock:
         self.settings, self.sessions = settings, sessions
         self.lock = threading.Lock()
         self.seen_wakeups = wakeups(sessions)
+        self.last_said = time.monotonic()  # when the log last showed this clock at work
+        self.quiet_cycles = 0
 
     def cycle(self) -> CycleResult:
         with self.lock:
-            return tick(self.settings, self.sessions)
+            result = tick(self.settings, self.sessions)
+        if result.changes or not result.ok:
+            self.last_said, self.quiet_cycles = time.monotonic(), 0  # the cycle logged what it did
+        else:
+            self.quiet_cycles += 1
+        return result
+
+    def heartbeat(self, now: float | None = None) -> None:
+        """Say the clock is alive, if nothing else did for a minute (at most one line a minute while all is quiet)."""
+        now = time.monotonic() if now is None else now
+        if now - self.last_said < HEARTBEAT_SECONDS:
+            return
+        log.info("clock alive: %d cycle(s) in the last %d s, nothing to do", self.quiet_cycles, now - self.last_said)
+        self.last_said, self.quiet_cycles = now, 0
 
     def purge_unconfirmed(self) -> None:
         """Delete sign-ups left unconfirmed for 7 days (they never received anything but their confirmation)."""
@@ -115,11 +136,18 @@ def build_scheduler(settings: Settings, clock: Clock):
                       **{**defaults, "misfire_grace_time": POLL_SECONDS * 5})
     scheduler.add_job(clock.purge_unconfirmed, CronTrigger(hour=3, minute=15, timezone="America/Toronto"),
                       id="purge-unconfirmed", **defaults)
+    scheduler.add_job(clock.heartbeat, "interval", seconds=HEARTBEAT_SECONDS, id="heartbeat", **defaults)
     return scheduler
+
+
+def quiet_scheduler_log() -> None:
+    """Keep APScheduler to warnings and errors: its INFO line for every job run drowned what the clock did."""
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
 
 
 def main(settings: Settings) -> None:
     """Run the scheduler until stopped (SIGTERM/SIGINT)."""
+    quiet_scheduler_log()
     clock = Clock(settings, make_sessionmaker(make_engine(settings.database_url)))
     scheduler = build_scheduler(settings, clock)
     log.info("clock started: a cycle every %s s on %s, daily summaries at %s America/Toronto",

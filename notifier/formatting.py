@@ -6,12 +6,15 @@ effective time reads the same on the site and in a digest.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from babel.dates import format_date, format_datetime, format_time, get_datetime_format
+from babel.dates import format_date, format_datetime, format_time, get_date_format, get_datetime_format
+
+from notifier.links import in_language
 
 TORONTO = ZoneInfo("America/Toronto")  # the zone every Ontario board works in
 
@@ -20,7 +23,7 @@ Language = str | Callable[[], str]
 
 
 def moment(value: datetime | str | None, language: str, style: str = "long") -> str:
-    """'Monday, November 23, 2026, 12:01 a.m.' / 'lundi 23 novembre 2026, 00 h 01', in Toronto time."""
+    """'Monday, November 23, 2026, 12:01 a.m.' / 'lundi 23 novembre 2026, 00 h 01', in Toronto time (Babel, CLDR)."""
     if value is None:
         return ""
     if isinstance(value, str):
@@ -28,11 +31,27 @@ def moment(value: datetime | str | None, language: str, style: str = "long") -> 
     local = value.astimezone(TORONTO)
     if style == "short":
         return format_datetime(local, "short", tzinfo=TORONTO, locale=_locale(language))
-    day = format_date(local, "full", locale=_locale(language))
+    day = format_date(local, _day_pattern(local, language), locale=_locale(language))
     clock = format_time(local, "short", tzinfo=TORONTO, locale=_locale(language))
+    if language == "fr":  # "13 h 30" never breaks across lines (OQLF: no-break spaces around the h)
+        clock = clock.replace(" h ", "\u00a0h\u00a0")
     # The locale's own pattern joining date and time (CLDR's long dateTimeFormat: "{1}, {0}" in en_CA and fr_CA).
     pattern = str(get_datetime_format("long", locale=_locale(language))).replace("'", "")
     return pattern.replace("{1}", day).replace("{0}", clock)
+
+
+def html_datetime(value: datetime) -> str:
+    """A `<time datetime>` value: whole seconds and an offset, since HTML allows at most three digits of fraction."""
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)  # the database keeps UTC
+    return aware.isoformat(timespec="seconds")
+
+
+def _day_pattern(local: datetime, language: str) -> str:
+    """The locale's full date pattern; in French the first of a month is "1er" (le 1er décembre), which CLDR lacks."""
+    pattern = get_date_format("full", locale=_locale(language)).pattern
+    if language == "fr" and local.day == 1:
+        pattern = re.sub(r"(?<![d'])d(?![d'])", "d'er'", pattern, count=1)
+    return pattern
 
 
 def _locale(language: str) -> str:
@@ -40,10 +59,13 @@ def _locale(language: str) -> str:
 
 
 def install_filters(env: Any, language: Language) -> None:
-    """Register the `moment` and `pick` filters on a Jinja environment; `language` may be a callable."""
+    """Register the `moment`, `html_datetime`, `pick` and `in_language` filters on a Jinja environment; `language`
+    may be a callable."""
 
     def current() -> str:
         return language() if callable(language) else language
 
     env.filters["moment"] = lambda value, style="long": moment(value, current(), style)
+    env.filters["html_datetime"] = html_datetime
     env.filters["pick"] = lambda bilingual: bilingual.pick(current()) if bilingual is not None else ("", current())
+    env.filters["in_language"] = lambda url: in_language(url, current())

@@ -1,4 +1,5 @@
-"""Signed links in messages: confirm an email address, manage a subscription, unsubscribe in one click.
+"""Links in messages: signed ones (confirm an email address, manage a subscription, unsubscribe in one click), and
+any link carrying the reader's language.
 
 Links are absolute (NOTIFIER_BASE_URL) and signed with NOTIFIER_SECRET_KEY by `itsdangerous`, each kind with its
 own salt so one kind of token never opens another kind of page. They carry a timestamp and expire: confirmation
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from typing import Any
+from urllib.parse import urlsplit
 
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
@@ -44,6 +46,14 @@ def _load(settings: Any, kind: str, token: str, max_age: int) -> Any:
 
 def _fingerprint(address: str) -> str:
     return hashlib.sha256(address.encode("utf-8")).hexdigest()[:16]
+
+
+def in_language(url: str, language: str) -> str:
+    """`url` with `?lang=` added: a French parent opening a link from a French message reads French, whatever their
+    browser says and whether or not it keeps cookies (a site's bare address gets its "/" first)."""
+    if not urlsplit(url).path:
+        url += "/"
+    return f"{url}{'&' if '?' in url else '?'}lang={language}"
 
 
 def manage_url(settings: Any, subscriber_id: int) -> str:

@@ -1,5 +1,6 @@
 """The clock: one scheduler with explicit misfire/coalesce/max_instances, a daily summary job in Toronto time,
-and a wake-up flag that the staff console sets and the clock picks up within seconds."""
+a wake-up flag that the staff console sets and the clock picks up within seconds, and a log that says what happened
+(a heartbeat at most once a minute while nothing does)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def test_a_wakeup_request_runs_a_cycle_at_the_next_poll(sessions, fast_settings)
 def test_the_scheduler_jobs_coalesce_and_never_overlap(sessions, fast_settings):
     scheduler = build_scheduler(fast_settings, Clock(fast_settings, sessions))
     jobs = {job.id: job for job in scheduler.get_jobs()}
-    assert set(jobs) == {"cycle", "daily-digest", "wakeup", "purge-unconfirmed"}
+    assert set(jobs) == {"cycle", "daily-digest", "wakeup", "purge-unconfirmed", "heartbeat"}
     for job in jobs.values():
         assert job.coalesce is True and job.max_instances == 1 and job.misfire_grace_time >= 10
     assert jobs["cycle"].trigger.interval.total_seconds() == 60
@@ -65,3 +66,70 @@ def test_the_clock_deletes_sign_ups_left_unconfirmed_for_a_week(sessions, fast_s
     Clock(fast_settings, sessions).purge_unconfirmed()
     with sessions() as session:
         assert [c.id for c in session.scalars(select(Contact))] == [fresh_id]
+
+
+def test_a_quiet_clock_says_it_is_alive_at_most_once_a_minute(sessions, fast_settings, caplog):
+    import time
+
+    clock = Clock(fast_settings, sessions)
+    caplog.set_level("INFO", logger="notifier.clock")
+    start = time.monotonic()
+    clock.heartbeat(start + 30)
+    clock.heartbeat(start + 61)
+    clock.heartbeat(start + 62)
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == ["clock alive"]
+
+
+def test_a_cycle_that_finds_nothing_logs_nothing(sessions, fast_settings, caplog):
+    clock = Clock(fast_settings, sessions)
+    clock.cycle()  # the first cycle records the state of every board, and tells nobody: no change either
+    caplog.clear()
+    caplog.set_level("INFO")
+    clock.cycle()
+    assert [r.getMessage() for r in caplog.records if r.levelname != "DEBUG"] == []
+    assert clock.quiet_cycles == 2
+
+
+def test_a_cycle_that_records_a_change_logs_it_and_puts_off_the_heartbeat(sessions, fast_settings, boards, caplog):
+    import time
+
+    clock = Clock(fast_settings, sessions)
+    clock.cycle()
+    boards.update("tdsb", status="closed")
+    caplog.set_level("INFO")
+    clock.cycle()
+    assert any("change(s)" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    clock.heartbeat(time.monotonic() + 30)
+    assert caplog.records == []
+
+
+def test_the_clock_process_logs_no_line_per_job_run(env, tmp_path):
+    """The real process for a few seconds, with a cycle every second and the wake-up poll every two: only the start
+    and the first cycle (which records every board) are worth a line; APScheduler's per-run lines are gone."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from notifier.config import ROOT
+
+    log = tmp_path / "clock.log"
+    environment = {**os.environ, **env, "NOTIFIER_CHECK_INTERVAL": "1", "NOTIFIER_DEBUG": "0"}
+    with log.open("w") as out:
+        process = subprocess.Popen([sys.executable, "-m", "notifier", "clock"], cwd=ROOT, env=environment,
+                                   stdout=out, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 60  # a busy machine may take a while to import and start
+            while "clock started" not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            time.sleep(6)  # six cycles and three wake-up polls
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=20)
+    lines = log.read_text().splitlines()
+    # (A cycle slower than its one-second interval may still be reported as skipped: a warning worth reading.)
+    assert not [line for line in lines if "INFO apscheduler" in line], lines
+    assert any("clock started" in line for line in lines)
+    assert len(lines) <= 5, lines

@@ -91,3 +91,57 @@ def test_the_release_target_applies_the_migrations(tmp_path):
     with sqlite3.connect(tmp_path / "release.sqlite3") as connection:
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"board_states", "change_events", "cycles"} <= tables
+
+
+def test_the_web_line_opens_no_control_socket():
+    from gunicorn.config import Config
+
+    parsed = Config().parser().parse_args(procfile()["web"][1:])
+    assert parsed.control_socket_disable is True  # gunicorn 27 would put one under $HOME/.gunicorn/
+
+
+def test_make_runs_processes_write_nothing_outside_the_project_folder(tmp_path):
+    """`make run`'s two processes (honcho, gunicorn and the clock) serve pages and run cycles with HOME, TMPDIR and
+    XDG_RUNTIME_DIR pointing at empty folders, which stay empty."""
+    import signal
+    import time
+    import urllib.request
+
+    from tests.conftest import free_port
+
+    outside = {name: tmp_path / name for name in ("home", "tmp", "runtime")}
+    for folder in outside.values():
+        folder.mkdir()
+    port = free_port()
+    bin_dir = str(Path(sys.executable).parent)
+    env = clean_env(tmp_path, HOME=str(outside["home"]), TMPDIR=str(outside["tmp"]),
+                    XDG_RUNTIME_DIR=str(outside["runtime"]), PATH=f"{bin_dir}:{os.environ['PATH']}",
+                    NOTIFIER_DEBUG="1", WEB_CONCURRENCY="1")
+    subprocess.run([sys.executable, "-m", "notifier", "db", "upgrade"], cwd=ROOT, env=env, check=True,
+                   capture_output=True, timeout=120)
+    log = (tmp_path / "honcho.log").open("w")
+    honcho = subprocess.Popen([str(Path(bin_dir) / "honcho"), "start", "-p", str(port), "web", "clock"], cwd=ROOT,
+                              env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline, pages = time.monotonic() + 90, {}
+        while time.monotonic() < deadline and not pages:
+            try:
+                for path in ("/", "/boards/tdsb", "/favicon.ico"):
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:  # noqa: S310
+                        pages[path] = response.status
+            except OSError:
+                pages = {}
+                time.sleep(0.5)
+        time.sleep(3)  # a few of the clock's cycles and wake-up polls
+        while_running = written(outside)  # a socket or a lock file is removed again at exit: look before
+    finally:
+        os.killpg(honcho.pid, signal.SIGTERM)
+        honcho.wait(timeout=30)
+        log.close()
+    assert pages == {"/": 200, "/boards/tdsb": 200, "/favicon.ico": 200}, (tmp_path / "honcho.log").read_text()
+    assert while_running == written(outside) == {"home": [], "tmp": [], "runtime": []}
+
+
+def written(folders: dict[str, Path]) -> dict[str, list[str]]:
+    """What each folder holds now."""
+    return {name: sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) for name, folder in folders.items()}

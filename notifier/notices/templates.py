@@ -17,6 +17,11 @@ from notifier.formatting import install_filters
 
 TEMPLATES = ROOT / "templates"
 
+# GSM-7, the alphabet that keeps a text at 160 characters a segment, has no no-break spaces, guillemets or curly
+# apostrophe: one of them would send the whole text as UCS-2 (70 a segment). The catalogues keep French typography
+# (U+00A0 before ":", U+202F before "?", "!" and ";"), so a text gets the plain characters instead, as it is rendered.
+GSM_PLAIN = str.maketrans({"\u00a0": " ", "\u202f": " ", "«": '"', "»": '"', "\u2019": "'"})
+
 
 @cache
 def environment(language: str) -> Environment:
@@ -36,8 +41,9 @@ def environment(language: str) -> Environment:
 
 
 def render(template: str, language: str, **context: Any) -> str:
-    """Render `template` (a path under templates/) in `language`."""
-    return environment(language).get_template(template).render(**context)
+    """Render `template` (a path under templates/) in `language`; a text (under sms/) in GSM-7's plain characters."""
+    rendered = environment(language).get_template(template).render(**context)
+    return rendered.translate(GSM_PLAIN) if template.startswith("sms/") else rendered
 
 
 def gettext(language: str, message: str, **variables: Any) -> str:

@@ -79,7 +79,9 @@ def run(
         _finish(sessions, cycle_id, "failed", f"{type(error).__name__}: {error}", snapshot.version)
         return CycleResult(cycle_id, "failed", problems=[str(error)])
     detail = f"{len(changes)} change(s)" if changes else "nothing to do"
-    log.info("cycle %s: %s (boards.yaml version %s)", cycle_id, detail, snapshot.version)
+    # A cycle that found nothing stays out of the log (the clock's heartbeat says it is alive): one a minute adds up.
+    log.log(logging.INFO if changes else logging.DEBUG, "cycle %s: %s (boards.yaml version %s)", cycle_id, detail,
+            snapshot.version)
     _finish(sessions, cycle_id, "ok", detail, snapshot.version)
     return result
 

@@ -16,7 +16,7 @@ from notifier.config import ROOT
 from notifier.status.boards import Board, Panel, now_toronto
 from notifier.status.history import ChangeEvent, board_history
 from notifier.web.pagecache import respond
-from notifier.web.services import services
+from notifier.web.services import explicit_language, language_in_url, services
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -24,30 +24,37 @@ OPENAPI = ROOT / "docs" / "openapi.json"
 
 
 @bp.get("/boards")
+@language_in_url
 def boards() -> Response:
-    """Every board with its status (same order as boards.yaml)."""
+    """Every board with its status (same order as boards.yaml); `?lang=fr` links to the French pages and feeds."""
     snapshot = services().boards.snapshot
+    language = explicit_language()
 
     def build() -> str:
         now = now_toronto()
-        return _json({"version": snapshot.version, "boards": [board_json(b, now) for b in snapshot.status.boards]})
+        listed = [board_json(b, now, language) for b in snapshot.status.boards]
+        return _json({"version": snapshot.version, "boards": listed})
 
-    return respond(services().pages.get(("api", "boards"), snapshot, "application/json", build, vary_language=False))
+    key = ("api", "boards", language)
+    return respond(services().pages.get(key, snapshot, "application/json", build, vary_language=False))
 
 
 @bp.get("/boards/<board_id>")
+@language_in_url
 def board(board_id: str) -> Response:
     """One board with its status and its recorded history of changes, newest first."""
     snapshot = services().boards.snapshot
     found = snapshot.status.by_id().get(board_id) or abort(404)
+    language = explicit_language()
 
     def build() -> str:
         with services().sessions() as session:
             history = [event_json(e) for e in board_history(session, board_id)]
-        return _json({"version": snapshot.version, "board": board_json(found, now_toronto()), "history": history})
+        data = {"version": snapshot.version, "board": board_json(found, now_toronto(), language), "history": history}
+        return _json(data)
 
-    page = services().pages.get(("api", "board", board_id), snapshot, "application/json", build, vary_language=False)
-    return respond(page)
+    key = ("api", "board", board_id, language)
+    return respond(services().pages.get(key, snapshot, "application/json", build, vary_language=False))
 
 
 @bp.get("/openapi.json")
@@ -58,9 +65,12 @@ def openapi() -> Response:
     return response
 
 
-def board_json(board: Board, now: datetime) -> dict[str, Any]:
+def board_json(board: Board, now: datetime, language: str | None = None) -> dict[str, Any]:
     """A board as the API shows it: what is in force at `now` (each panel's status, withdrawals, message), the
-    periods still announced ahead under `upcoming`, and, for a period in force, when it ends (`until`)."""
+    periods still announced ahead under `upcoming`, and, for a period in force, when it ends (`until`).
+
+    With a `language`, the page and feed links name it, so whoever follows them reads that language.
+    """
     in_force = board.period_at(now)
     board = board.at(now)
     data = board.model_dump(mode="json", exclude_none=True)
@@ -70,8 +80,8 @@ def board_json(board: Board, now: datetime) -> dict[str, Any]:
     data["announced_ahead"] = bool(board.upcoming)
     if in_force is not None and in_force.end is not None:
         data["until"] = in_force.end.isoformat()
-    data["url"] = url_for("public.board", board_id=board.id)
-    data["feed"] = url_for("public.feed", board_id=board.id)
+    data["url"] = url_for("public.board", board_id=board.id, lang=language)
+    data["feed"] = url_for("public.feed", board_id=board.id, lang=language)
     return data
 
 

@@ -1,23 +1,65 @@
-"""/dev/outbox: what parents would have received, when no SMTP server or Twilio account is configured.
+"""/dev/outbox: what parents would have received, when no SMTP server or Twilio account is configured, and a way to
+answer a text as the parent would (OUI, STOP, AIDE…), so a text sign-up can be tried from start to finish.
 
-Only in debug mode (NOTIFIER_DEBUG=1, as `make run` sets): elsewhere the page does not exist (404), because the
-outbox holds addresses and working confirmation links.
+Only in debug mode (NOTIFIER_DEBUG=1, as `make run` sets) and only from this machine: elsewhere these pages do not
+exist (404), because the outbox holds addresses and working confirmation links, and a reply acts as the parent.
 """
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, render_template
+import ipaddress
+import secrets
 
-from notifier.delivery.channels.local import read_outbox
+from flask import Blueprint, abort, render_template, request
+
+from notifier.delivery.channels import SMS, Message
+from notifier.delivery.channels.local import OutboxChannel, read_outbox
 from notifier.web.services import services
+from notifier.web.twilio_inbound import answer
 
-bp = Blueprint("dev", __name__)
+bp = Blueprint("dev", __name__, url_prefix="/dev")
+
+SHOWN = 100
+WORDS = ("OUI", "YES", "STOP", "ARRET", "AIDE", "HELP")
 
 
-@bp.get("/dev/outbox")
-def outbox() -> str:
-    """The newest 100 messages of the local outbox folder."""
-    settings = services().settings
-    if not settings.debug:
+@bp.before_request
+def only_in_debug_on_this_machine() -> None:
+    """404 unless debug mode is on and the request comes from a loopback address (the socket's, not a header's)."""
+    if not services().settings.debug or not _from_loopback():
         abort(404)
-    return render_template("subscribe/outbox.html", messages=read_outbox(settings.outbox_dir)[:100])
+
+
+def _from_loopback() -> bool:
+    # ProxyFix replaces REMOTE_ADDR with X-Forwarded-For, which anyone can send: ask the socket's own address.
+    peer = request.environ.get("werkzeug.proxy_fix.orig", {}).get("REMOTE_ADDR") or request.environ.get("REMOTE_ADDR")
+    try:
+        return ipaddress.ip_address(peer or "").is_loopback
+    except ValueError:
+        return False
+
+
+@bp.get("/outbox")
+def outbox() -> str:
+    """The newest messages of the local outbox folder, each text with a form to answer it as the parent."""
+    return render_template("subscribe/outbox.html", messages=read_outbox(services().settings.outbox_dir)[:SHOWN],
+                           words=WORDS, exchange=None)
+
+
+@bp.post("/outbox/reply")
+def reply() -> tuple[str, int]:
+    """Answer a text as its recipient: the same handler as Twilio's inbound webhook, then its reply in the outbox."""
+    settings = services().settings
+    parent = request.form.get("from", "")[:40]
+    said = (request.form.get("word") or request.form.get("text", ""))[:1600]
+    if not parent or not said.strip():
+        return render_template("subscribe/outbox.html", messages=read_outbox(settings.outbox_dir)[:SHOWN],
+                               words=WORDS, exchange={"from": parent, "said": said, "problem": True}), 400
+    answered = answer(parent, said)
+    if answered:
+        # What Twilio would text back from the TwiML answer: kept in the outbox, so the exchange reads in order.
+        message = Message(channel=SMS, to=parent, text=answered, reference=f"reply-{secrets.token_hex(4)}")
+        OutboxChannel(settings.outbox_dir, SMS).send(message)
+    exchange = {"from": parent, "said": said, "answer": answered, "problem": False}
+    return render_template("subscribe/outbox.html", messages=read_outbox(settings.outbox_dir)[:SHOWN],
+                           words=WORDS, exchange=exchange), 200

@@ -7,7 +7,7 @@ redirect); a GET only shows a page with the button, because mail scanners fetch 
 
 from __future__ import annotations
 
-from flask import Blueprint, g, redirect, render_template, request, url_for
+from flask import Blueprint, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 from notifier import links
@@ -17,7 +17,7 @@ from notifier.subscribers import addresses, preferences, ratelimit, signup
 from notifier.subscribers.contacts import find_contact, mark_opted_out
 from notifier.subscribers.models import Contact, ContactStatus, Subscriber
 from notifier.web.security import csrf
-from notifier.web.services import LANGUAGE_COOKIE, select_language, services
+from notifier.web.services import select_language, services, speak
 from notifier.web.subscribe import boards_by_id, client_ip, read_rows, sorted_boards
 
 bp = Blueprint("manage", __name__)
@@ -25,8 +25,7 @@ bp = Blueprint("manage", __name__)
 
 def _speak(subscriber: Subscriber) -> None:
     """Pages about a subscription are in its language, unless the visitor chose one with the toggle."""
-    if LANGUAGE_COOKIE not in request.cookies and "lang" not in request.args:
-        g.language = subscriber.language
+    speak(subscriber.language)
 
 
 def _load(token: str) -> tuple[int | None, str | None]:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import UTC, datetime
+from urllib.parse import quote, urlencode
 
-from flask import Blueprint, abort, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, redirect, render_template, request, send_from_directory, url_for
 from werkzeug.exceptions import NotFound
 from werkzeug.wrappers import Response
 
@@ -18,25 +19,52 @@ from notifier.status.boards import Board, Panel, now_toronto
 from notifier.status.document import Snapshot, version_of
 from notifier.status.history import board_history
 from notifier.web.pagecache import respond
-from notifier.web.services import LANGUAGE_COOKIE, select_language, services
+from notifier.web.services import (
+    LANGUAGE_COOKIE,
+    explicit_language,
+    language_in_url,
+    select_language,
+    services,
+)
 
 bp = Blueprint("public", __name__)
 
 MAX_QUERY = 100
+PATH_SAFE = "/:@!$&'()*+,;=-._~"  # what a path may hold as is (RFC 3986 pchar); anything else is percent-encoded
 
 
 @bp.before_app_request
 def remember_language() -> Response | None:
-    """`?lang=fr` (the visible toggle) is remembered in a cookie, then the clean URL is shown."""
+    """`?lang=fr` (the visible toggle) on a page is remembered in a cookie, then the page is shown without it.
+
+    Views marked `language_in_url` (feeds, the API) answer in the asked language themselves instead. The address
+    redirected to is this request's own path and query minus `lang`: nothing in the query reaches `url_for` (an
+    argument named `endpoint` or `_external` would break it or build an address on another host), and the path is
+    made to start with exactly one slash, so the redirect never leaves the site.
+    """
     chosen = request.args.get("lang")
-    if chosen not in LANGUAGES or request.method != "GET":
+    if chosen not in LANGUAGES or request.method != "GET" or _language_in_url():
         return None
-    args = {k: v for k, v in request.args.items() if k != "lang"}
-    response = redirect(url_for(request.endpoint, **(request.view_args or {}), **args)) if request.endpoint \
-        else redirect(request.path)
+    response = redirect(_without_language(), 302)
     response.set_cookie(LANGUAGE_COOKIE, chosen, max_age=365 * 24 * 3600, samesite="Lax", httponly=True)
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def _language_in_url() -> bool:
+    if request.path.startswith("/api/"):  # the API answers even its 404 in JSON, never through a redirect
+        return True
+    view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
+    return bool(getattr(view, "language_in_url", False))
+
+
+def _without_language() -> str:
+    """This page's site-relative address without `lang`: "/boards/tdsb?q=x" for "/boards/tdsb?lang=fr&q=x"."""
+    # To a browser, a path that starts with two slashes (or a slash and a backslash) names another host: keep one
+    # leading slash and percent-encode the rest ("?" and "#" in the path too, so they stay part of it).
+    path = "/" + quote((request.script_root + request.path).lstrip("/\\"), safe=PATH_SAFE)
+    query = urlencode([(k, v) for k, v in request.args.items(multi=True) if k != "lang"])
+    return f"{path}?{query}" if query else path
 
 
 @bp.get("/")
@@ -69,9 +97,14 @@ def board(board_id: str) -> Response:
 
 
 @bp.get("/boards/<board_id>/feed.atom")
+@language_in_url
 def feed(board_id: str) -> Response:
-    """An Atom feed of the board's status changes, in the reader's language."""
+    """An Atom feed of the board's status changes: in `?lang=`'s language (no cookie needed), else the reader's.
+
+    Each language's feed has one id and self link, `…/feed.atom?lang=fr`, whichever address it was fetched at.
+    """
     language = select_language()
+    explicit = explicit_language() is not None  # such an answer depends on the URL alone: no Vary
     snapshot = services().boards.snapshot
     found = snapshot.status.by_id().get(board_id) or abort(404)
     base = services().settings.base_url
@@ -81,17 +114,24 @@ def feed(board_id: str) -> Response:
             history = board_history(session, board_id)
         status_updated = found.updated_at or _file_time(snapshot)
         updated = max([status_updated, *(e.recorded_at for e in history)])
-        page_url = f"{base}{url_for('public.board', board_id=board_id)}?lang={language}"
+        page_url = f"{base}{url_for('public.board', board_id=board_id, lang=language)}"
+        feed_url = f"{base}{url_for('public.feed', board_id=board_id, lang=language)}"
         current = found.at(now_toronto())
         return render_template(
             "public/feed.atom", board=current, history=history,
             version=version_of(current.model_dump_json().encode()), updated=updated,
-            status_updated=status_updated, page_url=page_url,
-            feed_id=f"{base}{url_for('public.feed', board_id=board_id)}?lang={language}",
-            self_url=f"{base}{url_for('public.feed', board_id=board_id)}?lang={language}",
+            status_updated=status_updated, page_url=page_url, feed_id=feed_url, self_url=feed_url,
         )
 
-    return respond(services().pages.get(("feed", board_id, language), snapshot, "application/atom+xml", build))
+    key = ("feed", board_id, language, explicit)
+    return respond(services().pages.get(key, snapshot, "application/atom+xml", build, vary_language=not explicit))
+
+
+@bp.get("/favicon.ico")
+def favicon() -> Response:
+    """The site's icon where browsers and feed readers look for it unasked (the pages also link the SVG)."""
+    return send_from_directory(current_app.static_folder or "static", "favicon.ico",
+                               mimetype="image/vnd.microsoft.icon", max_age=7 * 24 * 3600)
 
 
 @bp.app_errorhandler(404)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from flask import current_app, g, request
 from sqlalchemy import Engine
@@ -15,6 +17,8 @@ from notifier.status.store import BoardStore
 from notifier.web.pagecache import PageCache
 
 LANGUAGE_COOKIE = "lang"
+
+View = TypeVar("View", bound=Callable)
 
 
 @dataclass
@@ -62,6 +66,28 @@ def _negotiated(accept_language: str | None) -> str:
         if len(_NEGOTIATED) < 1000:
             _NEGOTIATED[accept_language] = language
     return language
+
+
+def speak(language: str) -> None:
+    """Answer this request in `language` (a subscription's own) unless the visitor chose one (?lang= or the cookie),
+    so a link from a French message opens in French even in a browser that keeps no cookies."""
+    if LANGUAGE_COOKIE not in request.cookies and explicit_language() is None and language in LANGUAGES:
+        g.language = language
+
+
+def language_in_url(view: View) -> View:
+    """Mark a view whose URL keeps its language (`?lang=fr`): answered in it at once, with no redirect or cookie.
+
+    Feed readers and scripts keep no cookies, so a feed or the API asked for in French must answer in French itself.
+    """
+    view.language_in_url = True  # type: ignore[attr-defined]
+    return view
+
+
+def explicit_language() -> str | None:
+    """The language the URL asks for (`?lang=`), or None when it names none it offers."""
+    chosen = request.args.get("lang")
+    return chosen if chosen in LANGUAGES else None
 
 
 def current_language() -> str:

@@ -16,7 +16,7 @@ from notifier.notices import account
 from notifier.status.boards import Board
 from notifier.subscribers import ratelimit, signup
 from notifier.subscribers.models import Contact, ContactStatus
-from notifier.web.services import select_language, services
+from notifier.web.services import select_language, services, speak
 
 bp = Blueprint("subscribe", __name__)
 
@@ -98,7 +98,8 @@ def submit() -> tuple[str, int]:
     if errors:
         return render_form(form, errors, status=400)
     channels = sorted({channel for channel, _, _ in valid.addresses})
-    return render_template("subscribe/sent.html", channels=channels), 200
+    local = [c for c in channels if not (settings.email_configured if c == "email" else settings.sms_configured)]
+    return render_template("subscribe/sent.html", channels=channels, local_outbox=settings.debug and local), 200
 
 
 def _contact_for(token: str) -> tuple[Contact | None, str | None]:
@@ -122,6 +123,7 @@ def confirm_page(token: str) -> tuple[str, int]:
     contact, problem = _contact_for(token)
     if contact is None:
         return render_template("subscribe/link_problem.html", problem=problem), 400
+    speak(contact.subscriber.language)
     return render_template("subscribe/confirm.html", token=token,
                            done=contact.status == ContactStatus.ACTIVE.value), 200
 
@@ -133,6 +135,7 @@ def confirm(token: str) -> tuple[str, int] | Response:
     if contact is None:
         return render_template("subscribe/link_problem.html", problem=problem), 400
     settings = services().settings
+    speak(contact.subscriber.language)
     with transaction(services().sessions) as session:
         contact = session.get(Contact, contact.id)
         signup.confirm(session, contact, utcnow(), "email-link", client_ip())

@@ -32,18 +32,29 @@ bp = Blueprint("twilio_inbound", __name__)
 def inbound() -> Response:
     """Act on a text (keyword or board code) and answer it in TwiML, at most REPLIES_PER_HOUR times an hour."""
     twiml = MessagingResponse()
+    reply = answer(request.form.get("From", ""), request.form.get("Body", ""))
+    if reply:
+        twiml.message(reply)
+    return Response(str(twiml), mimetype="text/xml")
+
+
+def answer(sender: str, body: str) -> str | None:
+    """Act on one text `body` from `sender` and say what to text back (None: nothing, or a number we do not serve).
+
+    The one path for every text a parent sends: Twilio's webhook above, and /dev/outbox's replies in debug mode.
+    """
     try:
-        number = parse_phone(request.form.get("From", ""))
+        number = parse_phone(sender)
     except ContactError:
-        log.info("inbound text from a number we do not serve (%s); not answered", mask(request.form.get("From", "")))
-        return Response(str(twiml), mimetype="text/xml")
-    body, now, settings = request.form.get("Body", "")[:1600], utcnow(), services().settings
+        log.info("inbound text from a number we do not serve (%s); not answered", mask(sender))
+        return None
+    now, settings = utcnow(), services().settings
     with transaction(services().sessions) as session:
-        reply = keywords.handle(session, boards_by_id(), number, body, now)
+        reply = keywords.handle(session, boards_by_id(), number, body[:1600], now)
         speak = reply.template is not None and keywords.may_reply(session, number, now)
     log.info("inbound text from %s: %s", mask(number), reply.template or "no reply")
-    if speak:
-        context = {**reply.context, "base_url": settings.base_url}
-        twiml.message("\n".join(templates.render(f"sms/{reply.template}.txt", language, **context).strip()
-                                for language in reply.languages))
-    return Response(str(twiml), mimetype="text/xml")
+    if not speak:
+        return None
+    context = {**reply.context, "base_url": settings.base_url}
+    return "\n".join(templates.render(f"sms/{reply.template}.txt", language, **context).strip()
+                     for language in reply.languages)

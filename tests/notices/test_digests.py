@@ -80,7 +80,7 @@ def test_french_subscribers_get_french(run, subscribe, boards, smtp_server, twil
     boards.update("tdsb", status="closed")
     run(LATER)
     mail = smtp_server[0].messages()[0]
-    assert mail["Subject"] == "Écoles fermées : Toronto District School Board"
+    assert mail["Subject"] == "Écoles fermées\u00a0: Toronto District School Board"
     assert mail["Content-Language"] == "fr"
     assert "Toutes les écoles sont fermées aux élèves." in mail.get_body(("plain",)).get_content()
     assert '<html lang="fr">' in mail.get_body(("html",)).get_content()
@@ -268,4 +268,4 @@ def test_texts_are_sent_with_a_validity_period_and_a_board_link(run, subscribe, 
     run(LATER)
     form = twilio_server.messages[0]["_form"]
     assert form["ValidityPeriod"] == "7200"
-    assert form["Body"].endswith("https://status.example.org/boards/tdsb")
+    assert form["Body"].endswith("https://status.example.org/boards/tdsb?lang=en")

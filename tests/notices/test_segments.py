@@ -54,14 +54,14 @@ def _worst(board: Board) -> Board:
 def test_a_closure_text_in_english_is_one_gsm7_segment():
     text = preview(BOARDS["tdsb"], _closed(BOARDS["tdsb"]), "en", SETTINGS).sms_text
     assert text == ("Toronto District School Board: All schools are closed to students. "
-                    "Details: https://status.example.org/boards/tdsb")
-    assert segments.count(text) == segments.SegmentCount("GSM-7", 114, 1)
+                    "Details: https://status.example.org/boards/tdsb?lang=en")
+    assert segments.count(text) == segments.SegmentCount("GSM-7", 122, 1)
 
 
 def test_a_closure_text_in_french_is_one_gsm7_segment():
     text = preview(BOARDS["tdsb"], _closed(BOARDS["tdsb"]), "fr", SETTINGS).sms_text
     assert "Toutes les écoles sont fermées aux élèves." in text
-    assert segments.count(text) == segments.SegmentCount("GSM-7", 122, 1)
+    assert segments.count(text) == segments.SegmentCount("GSM-7", 130, 1)
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])

@@ -105,10 +105,11 @@ class Console:
 
 
 def latest_signin_link(outbox: Path, email: str) -> str:
-    """The sign-in link in the newest email to `email` in the outbox folder."""
+    """The sign-in link in the newest email to `email` in the outbox folder, without its `?lang=` (which only picks
+    the console's language: a browser is redirected to this address, with the language in a cookie)."""
     for message in read_outbox(outbox):
         if message["to"] == email and "/staff/signin/" in message["text"]:
-            return re.search(r"(\S+/staff/signin/\S+)", message["text"]).group(1)
+            return re.search(r"(\S+/staff/signin/[^\s?]+)", message["text"]).group(1)
     raise AssertionError(f"no sign-in email to {email} in {outbox}")
 
 

@@ -82,9 +82,10 @@ def sign_up(client, email: str = "", phone: str = "", board: str = "tdsb", panel
 
 
 def link_in(message, prefix: str) -> str:
-    """The path of the first link starting with BASE_URL + prefix in an email's plain text."""
+    """The path of the first link starting with BASE_URL + prefix in an email's plain text, without its `?lang=`
+    (which only picks the page's language: a browser is redirected to this path, with the language in a cookie)."""
     text = message.get_body(("plain",)).get_content()
-    url = re.search(re.escape(BASE_URL + prefix) + r"\S+", text).group(0)
+    url = re.search(re.escape(BASE_URL + prefix) + r"[^\s?]+", text).group(0)
     return url.removeprefix(BASE_URL)
 
 

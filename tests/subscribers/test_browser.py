@@ -90,3 +90,44 @@ def test_the_form_with_errors_and_the_lost_link_page_pass_axe(page, live_server,
     axe(page)
     page.goto(f"{live_server}/manage")
     axe(page)
+
+
+@pytest.fixture
+def debug_server(env):
+    """The app in debug mode with no provider (as `make run`), served on loopback: texts land in /dev/outbox."""
+    import threading
+
+    from werkzeug.serving import make_server
+
+    from notifier import create_app
+    from tests.conftest import free_port
+
+    app = create_app({**env, "NOTIFIER_DEBUG": "1", "TESTING": True})
+    server = make_server("127.0.0.1", free_port(), app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    app.extensions["notifier"].engine.dispose()
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_a_text_sign_up_can_be_tried_locally_by_answering_in_the_outbox(page, debug_server, axe, sessions, language):
+    from tests.subscribers.conftest import PHONE
+
+    page.context.add_cookies([{"name": "lang", "value": language, "url": debug_server}])
+    page.goto(f"{debug_server}/subscribe?board=tdsb")
+    page.locator("#phone").fill(PHONE)
+    page.locator("form.form-box button[type=submit]").click()
+    assert "spam" not in page.locator("main").inner_text().lower()
+    axe(page)
+    page.get_by_role("link", name="/dev/outbox").click()
+    assert page.locator("h1").inner_text() == "Outbox"
+    axe(page)
+    page.locator("form.reply").first.get_by_role("button", name="OUI", exact=True).click()
+    assert page.locator("#exchange-heading").inner_text() == "Your reply"
+    axe(page)
+    with sessions() as session:
+        assert session.scalars(select(Contact.status)).one() == "active"
+    page.locator("form.reply").first.get_by_label("Your reply").fill("AIDE")
+    page.locator("form.reply").first.get_by_label("Your reply").press("Enter")  # Enter sends the words typed
+    assert "AIDE" in page.locator("[role=status]").inner_text()

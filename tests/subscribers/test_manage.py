@@ -80,6 +80,14 @@ def test_a_number_added_on_the_manage_page_must_confirm_first(client, smtp_serve
     assert "YES" in twilio_server.sent_to(PHONE)[0]["body"]
 
 
+def test_a_number_waiting_for_its_confirmation_is_told_to_reply_to_the_text(client, smtp_server, twilio_server,
+                                                                            sessions, settings):
+    _confirmed_email(client, smtp_server[0])
+    _save(client, _manage_path(settings, sessions), new_phone="613 555 0123")
+    page = text_of(client.get(_manage_path(settings, sessions)))
+    assert "Waiting for your confirmation: reply YES (or OUI) to the text we sent to this number." in page
+
+
 def test_an_address_can_be_stopped_alone(client, smtp_server, sessions, settings):
     sign_up(client, email=EMAIL, phone=PHONE)
     text_in(client, PHONE, "YES")

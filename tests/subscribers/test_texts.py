@@ -60,3 +60,22 @@ def test_every_email_names_its_sender_with_a_mailing_address_and_a_contact(make_
         assert "Ontario School Status Service" in body
         assert "20 Bay Street, Toronto ON M5J 2N8" in body
         assert "help@example.org" in body
+
+
+@pytest.mark.parametrize("invited", [False, True])
+@pytest.mark.parametrize("template", ["email/confirm.txt", "email/manage_link.txt"])
+def test_an_email_lists_each_board_on_a_line_of_its_own(template, invited):
+    from notifier.status.document import load
+
+    boards = load(ROOT / "boards.yaml").status.by_id()
+    context = {"base_url": "https://status.example.org", "subject": "Subject", "invited": invited,
+               "confirm_url": "https://status.example.org/confirm/x", "manage_url": "https://status.example.org/m/x",
+               "unsubscribe_url": "https://status.example.org/unsubscribe/x",
+               "sender": {"name": "Sender", "address": "", "contact": ""},
+               "follows": [{"board": boards["tdsb"], "code": "TDSB", "panels": ["elementary", "secondary"]},
+                           {"board": boards["peel"], "code": "PEEL", "panels": ["secondary"]}]}
+    lines = templates.render(template, "en", **context).splitlines()
+    assert "- Toronto District School Board: elementary and secondary" in lines
+    assert "- Peel District School Board: secondary" in lines
+    french = templates.render(template, "fr", **context).splitlines()
+    assert "- Toronto District School Board\u00a0: élémentaire et secondaire" in french

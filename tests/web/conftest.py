@@ -7,6 +7,7 @@ import json
 import re
 from datetime import datetime, timedelta
 from html import unescape
+from pathlib import Path
 
 import pytest
 
@@ -70,3 +71,82 @@ def board_names_in(html: str) -> list[str]:
 
 def board_ids_in(html: str) -> list[str]:
     return re.findall(r'<a class="board-name" href="/boards/([^"]+)">', html)
+
+
+# --- the W3C Nu HTML checker --------------------------------------------------------------------------------------
+
+VNU_VERSION = "26.9.27"  # npm's vnu-jar, pinned
+VNU_DIR = ROOT / ".cache" / "vnu"
+VNU_JAR = VNU_DIR / "node_modules" / "vnu-jar" / "build" / "dist" / "vnu.jar"
+
+
+class Vnu:
+    """The W3C Nu HTML checker: `errors({name: html, …})` checks every document in ONE Java run (a JVM takes seconds
+    to start) and answers `{name: ["line 12: Stray end tag “div”.", …]}`, [] for a valid document."""
+
+    def __init__(self, jar: Path, java: str) -> None:
+        self.jar, self.java = jar, java
+
+    def errors(self, documents: dict[str, str]) -> dict[str, list[str]]:
+        """Every error vnu finds in each document (warnings left out)."""
+        import subprocess
+        import tempfile
+
+        found: dict[str, list[str]] = {name: [] for name in documents}
+        with tempfile.TemporaryDirectory(prefix="vnu-") as folder:
+            by_path = {}
+            for index, (name, html) in enumerate(documents.items()):
+                path = Path(folder) / f"{index:04d}.html"
+                path.write_text(html, encoding="utf-8")
+                by_path[path.name] = name
+            command = [self.java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss4m", "-jar", str(self.jar),
+                       "--errors-only", "--exit-zero-always", "--format", "json",
+                       *(str(Path(folder) / p) for p in sorted(by_path))]
+            result = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+        report = json.loads(result.stderr or result.stdout)
+        for message in report.get("messages", []):
+            if message.get("type") == "non-document-error":
+                raise RuntimeError(f"vnu.jar could not check a document: {message.get('message')}")
+            name = by_path.get(message.get("url", "").rsplit("/", 1)[-1])
+            if name is not None and message.get("type") == "error":
+                line = message.get("lastLine") or message.get("firstLine")
+                found[name].append(f"line {line}: {message.get('message', '').strip()}")
+        return found
+
+
+def _install_vnu() -> None:
+    """npm's vnu-jar into .cache/vnu/, once for every xdist worker (a file lock), saying so before it starts."""
+    import shutil
+    import subprocess
+    import sys
+    import warnings
+
+    from filelock import FileLock
+
+    VNU_DIR.parent.mkdir(exist_ok=True)
+    with FileLock(str(VNU_DIR.parent / "vnu.lock")):
+        if VNU_JAR.exists():
+            return
+        if shutil.which("npm") is None:
+            pytest.fail("the HTML validity tests need npm to install the W3C Nu HTML checker: apt-get install npm")
+        announcement = f"Installing the W3C Nu HTML checker (npm vnu-jar@{VNU_VERSION}) into {VNU_DIR} ..."
+        print(announcement, file=sys.__stderr__, flush=True)  # noqa: T201 - the one line saying what is installed
+        warnings.warn(announcement, stacklevel=1)
+        shutil.rmtree(VNU_DIR, ignore_errors=True)
+        result = subprocess.run(["npm", "install", "--prefix", str(VNU_DIR), "--no-save", "--no-audit", "--no-fund",
+                                 "--loglevel=error", f"vnu-jar@{VNU_VERSION}"], capture_output=True, text=True,
+                                timeout=600, check=False)
+        if result.returncode != 0 or not VNU_JAR.exists():
+            pytest.fail(f"could not install vnu-jar@{VNU_VERSION} from npm: {result.stderr[-2000:]}")
+
+
+@pytest.fixture(scope="session")
+def vnu() -> Vnu:
+    """The W3C Nu HTML checker (installed on first use; needs Java: Debian's default-jre-headless)."""
+    import shutil
+
+    java = shutil.which("java") or "/usr/bin/java"
+    if not Path(java).exists():
+        pytest.fail("the HTML validity tests need Java: apt-get install default-jre-headless")
+    _install_vnu()
+    return Vnu(VNU_JAR, java)

@@ -71,3 +71,23 @@ def test_the_language_toggle_is_remembered_across_pages(page, live_server):
     assert page.locator("html").get_attribute("lang") == "fr"
     page.goto(live_server + f"/boards/{RICH_BOARD}")
     assert page.locator("html").get_attribute("lang") == "fr"
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_on_a_phone_get_alerts_is_reachable_from_the_top_of_the_home_page(page, live_server, job_action, language):
+    visit(page, live_server + "/", language)
+    link = page.locator(".get-alerts a")
+    box = link.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= page.viewport_size["height"]  # no scrolling needed
+    link.click()
+    assert page.url.endswith("#alerts")
+    board = page.locator("#start-board").bounding_box()
+    assert 0 <= board["y"] and board["y"] + board["height"] <= page.viewport_size["height"]
+
+
+def test_every_page_names_the_sites_icon(page, live_server):
+    page.goto(live_server + "/")
+    icons = page.locator("link[rel=icon]")
+    assert icons.count() == 2
+    for href in [icons.nth(i).get_attribute("href") for i in range(2)]:
+        assert page.request.get(live_server + href).ok

@@ -37,7 +37,7 @@ def test_the_toggle_back_to_english_is_remembered_too(client):
 
 def test_the_language_defaults_from_accept_language(client):
     html = client.get("/", headers={"Accept-Language": "fr-CA,fr;q=0.9,en;q=0.5"}).get_data(as_text=True)
-    assert '<html lang="fr">' in html and "Les écoles sont-elles ouvertes?" in html
+    assert '<html lang="fr">' in html and "Les écoles sont-elles ouvertes\u202f?" in html
 
 
 def test_english_is_the_default_for_other_languages(client):

@@ -143,6 +143,16 @@ def test_the_history_lists_changes_recorded_by_the_clock_newest_first(client, ru
     assert history.index("Board status: Work-to-rule → Closed") < history.index("Board status: Open → Work-to-rule")
 
 
+def test_the_history_gives_machines_each_time_in_whole_seconds(client, runner, boards):
+    import re
+
+    runner.invoke("tick")
+    boards.update("tdsb", status="closed")
+    runner.invoke("tick")
+    times = re.findall(r'<time datetime="([^"]+)"', client.get("/boards/tdsb").get_data(as_text=True))
+    assert times and all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", t) for t in times), times
+
+
 def test_an_unknown_board_gets_a_helpful_page_not_found(client):
     response = client.get("/boards/atlantis")
     assert response.status_code == 404

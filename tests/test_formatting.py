@@ -1,0 +1,27 @@
+"""Dates as pages print them for machines: `<time datetime>` in whole seconds with an offset (HTML allows at most
+three digits of a fraction of a second; Python writes six)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from notifier.formatting import TORONTO, html_datetime
+
+VALID = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,3})?)?(Z|[+-]\d\d:\d\d)$")
+
+
+def test_a_datetime_attribute_drops_the_microseconds():
+    assert html_datetime(datetime(2026, 11, 23, 9, 5, 24, 561173, tzinfo=UTC)) == "2026-11-23T09:05:24+00:00"
+
+
+def test_a_datetime_attribute_keeps_the_offset():
+    assert html_datetime(datetime(2026, 11, 23, 9, 5, tzinfo=TORONTO)) == "2026-11-23T09:05:00-05:00"
+
+
+def test_a_datetime_from_the_database_without_a_zone_is_utc():
+    assert html_datetime(datetime(2026, 11, 23, 9, 5, 24, 5)) == "2026-11-23T09:05:24+00:00"
+
+
+def test_every_datetime_attribute_is_a_valid_html_global_date_and_time():
+    assert VALID.match(html_datetime(datetime.now(UTC)))
