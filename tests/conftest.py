@@ -23,7 +23,7 @@ from notifier import migrate
 from notifier.clock import cycle_steps
 from notifier.config import ROOT, Settings
 from notifier.db import Base, make_engine, make_sessionmaker
-from notifier.delivery import outbox  # noqa: F401 - every module that declares tables, so the metadata is whole
+from notifier.delivery import health, outbox, senders  # noqa: F401 - every module that declares tables
 from notifier.delivery.outbox import OutboxRow
 from notifier.staff import models as staff_models  # noqa: F401
 from notifier.status import cycle, history  # noqa: F401
@@ -109,6 +109,31 @@ def _empty_all_tables(engine) -> None:
 def sessions(engine):
     """A session factory on the test database (emptied after each test)."""
     return make_sessionmaker(engine)
+
+
+# --- Redis ------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    """A Redis database of this test's own, emptied before the test: `redis://127.0.0.1:6379/<n>`.
+
+    n is NOTIFIER_TEST_REDIS_DB (default 12) plus the xdist worker's index, so parallel workers never share one.
+    Skips with the reason when no Redis answers on 127.0.0.1:6379.
+    """
+    import redis
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    index = int(worker[2:]) if worker.startswith("gw") else 0
+    url = f"redis://127.0.0.1:6379/{int(os.environ.get('NOTIFIER_TEST_REDIS_DB', '12')) + index}"
+    client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+    try:
+        client.flushdb()
+    except redis.ConnectionError as error:
+        pytest.skip(f"Redis is not reachable on 127.0.0.1:6379 ({error}); start redis-server to run this test")
+    finally:
+        client.close()
+    yield url
 
 
 # --- files and settings -----------------------------------------------------------------------------------------
@@ -410,11 +435,16 @@ def fast_settings(fast_env) -> Settings:
 
 @pytest.fixture
 def run(sessions, fast_settings):
-    """Run one whole cycle (record, plan, deliver) at `now`: `run(now=NOW, settings=None, deliver=True)`."""
+    """Run one cycle (record, plan) at `now`, then, like `tick`, send what is due: `run(now=NOW, settings=None,
+    deliver=True)`."""
+    from notifier.clock import send_due
 
     def run_cycle(now: datetime = NOW, settings: Settings | None = None, deliver: bool = True):
         chosen = settings or fast_settings
-        return cycle.run(sessions, str(chosen.boards_file), now=now, after_record=cycle_steps(chosen, deliver))
+        result = cycle.run(sessions, str(chosen.boards_file), now=now, after_record=cycle_steps(chosen))
+        if deliver:
+            send_due(chosen, sessions, now=now)
+        return result
 
     return run_cycle
 
