@@ -1,7 +1,8 @@
 """A local HTTP server that speaks the part of Twilio's REST API we use, so the real `twilio` SDK can be tested.
 
 POST /2010-04-01/Accounts/{Sid}/Messages.json creates a message (201 + Twilio's JSON), GET lists them (with the
-`To` and `DateSent>` filters the SDK sends). Failures are scripted per destination number, in order:
+`To` and `DateSent>` filters the SDK sends; `queue_messages = True` leaves messages queued, without a send date).
+Failures are scripted per destination number, in order:
 `server.script("+14165550123", (429, 20429), (500, None))`, or for every attempt: `server.always(number, 400, 21610)`.
 Error bodies have Twilio's shape: {"code", "message", "more_info", "status"}.
 """
@@ -40,6 +41,7 @@ class FakeTwilio:
         self.account_sid = account_sid
         self.auth_token = auth_token
         self.delay = delay
+        self.queue_messages = False  # True: accepted messages stay `queued` (a busy sender), with no date_sent
         self.messages: list[dict] = []  # every message accepted, in order
         self.requests: list[dict] = []  # every POST seen, accepted or not
         self._scripts: dict[str, deque] = defaultdict(deque)
@@ -127,7 +129,9 @@ class FakeTwilio:
                     found = [
                         m for m in fake.messages
                         if ("To" not in query or m["to"] == query["To"])
-                        and (since is None or m["_created"] >= datetime.fromisoformat(since.replace("Z", "+00:00")))
+                        # Like Twilio: DateSent matches the send date, which a queued message does not have yet.
+                        and (since is None or (m["_sent"] is not None
+                                               and m["_sent"] >= datetime.fromisoformat(since.replace("Z", "+00:00"))))
                     ]
                 self._json(200, {
                     "messages": [_public(m) for m in reversed(found)], "end": max(len(found) - 1, 0),
@@ -164,12 +168,13 @@ class FakeTwilio:
         sid = "SM" + secrets.token_hex(16)
         return {
             "account_sid": self.account_sid, "api_version": "2010-04-01", "body": form.get("Body", ""),
-            "date_created": format_datetime(now), "date_sent": None, "date_updated": format_datetime(now),
+            "date_created": format_datetime(now), "date_updated": format_datetime(now),
             "direction": "outbound-api", "error_code": None, "error_message": None, "from": form.get("From"),
             "messaging_service_sid": form.get("MessagingServiceSid"), "num_media": "0",
             "num_segments": "1", "price": None, "price_unit": "CAD", "sid": sid,
             "status": "accepted" if form.get("MessagingServiceSid") else "queued",
+            "date_sent": None if self.queue_messages else format_datetime(now),
             "subresource_uris": {}, "to": form.get("To"),
             "uri": f"/2010-04-01/Accounts/{self.account_sid}/Messages/{sid}.json",
-            "_created": now, "_form": form,
+            "_created": now, "_sent": None if self.queue_messages else now, "_form": form,
         }
