@@ -72,8 +72,9 @@ def test_two_worker_processes_draining_one_outbox_at_once_send_nothing_twice(
     cycle.run(sessions, str(fast_settings.boards_file), after_record=cycle_steps(fast_settings, deliver=False))
     twilio_server.delay = 0.01  # each worker claims a second's worth at a time: both must get a share
 
-    workers = [subprocess.Popen([sys.executable, "-m", "notifier", "worker", "--once"], cwd=ROOT,
-                                env={**os.environ, **fast_env, "NOTIFIER_REDIS_URL": redis_url}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = {**os.environ, **fast_env, "NOTIFIER_REDIS_URL": redis_url}  # without Redis the second is refused
+    workers = [subprocess.Popen([sys.executable, "-m", "notifier", "worker", "--once"], cwd=ROOT, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
                for _ in range(2)]
     for worker in workers:
         _, errors = worker.communicate(timeout=300)
