@@ -154,7 +154,7 @@ def main(settings: Settings) -> None:
     scheduler = build_scheduler(settings, clock)
     loop = sending_loop(settings, sessions, "clock") if settings.clock_sends else None
     if loop is not None:
-        loop.start()  # raises SenderRefused: the command reports it
+        loop.start_when_possible()  # the scheduler runs either way: planning must not wait for sending
     signal.signal(signal.SIGTERM, lambda *_: scheduler.shutdown(wait=False))
     log.info("clock started: a cycle every %s s on %s, daily summaries at %s America/Toronto; %s",
              settings.check_interval, settings.boards_file, settings.daily_digest_at.strftime("%H:%M"),

@@ -117,6 +117,27 @@ class SendingLoop:
                  self.settings.sms_per_second, self.settings.email_per_second,
                  ", rate shared through Redis" if self.settings.redis_url else "")
 
+    def start_when_possible(self, every: float = 30.0) -> None:
+        """Start now if this process may send, else try again every `every` seconds in the background (a clock
+        restarted on another host waits for its predecessor's registration to go stale instead of failing)."""
+        try:
+            self.start()
+            return
+        except senders.SenderRefused as refused:
+            log.error("not sending from this process for now: %s", refused)
+
+        def retry() -> None:
+            while not self.stop_event.wait(every):
+                try:
+                    self.start()
+                    return
+                except senders.SenderRefused:
+                    continue
+                except Exception:
+                    log.exception("could not start the sending loop; trying again in %.0f s", every)
+
+        threading.Thread(target=retry, name="sending-start", daemon=True).start()
+
     def _run(self, pipeline: Pipeline) -> None:
         while not self.stop_event.is_set():
             try:

@@ -25,7 +25,7 @@ from notifier.delivery.channels import Message
 from notifier.delivery.claims import claim
 from notifier.delivery.outbox import Failure, OutboxRow, Priority, RowStatus
 from notifier.delivery.pacing import Pacer
-from notifier.delivery.sending import Job, limits, send_one
+from notifier.delivery.sending import Job, limits, release, send_one
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,9 @@ def _send_here(sessions: sessionmaker[Session], settings: Settings, ids: list[in
         pacer = _pacer(settings, name)
         with built[name].session():
             for job in found:
-                pacer.acquire()
+                if not pacer.acquire(timeout=WAIT_SECONDS):  # left pending: a sending process will take it
+                    release(sessions, [job.row_id], token)
+                    continue
                 send_one(sessions, settings, built[name], job, token, _Direct(sessions), pacer.pushback)
 
 

@@ -119,10 +119,12 @@ class Pacer:
         except Exception:
             self._complain("could not lower the shared rate")
 
-    def acquire(self, stop: threading.Event | None = None, weight: int = 1) -> bool:
-        """Wait for this send's slot; False if `stop` was set first. Waits (never sends) while Redis is away."""
+    def acquire(self, stop: threading.Event | None = None, weight: int = 1, timeout: float | None = None) -> bool:
+        """Wait for this send's slot; False if `stop` was set (or `timeout` passed) first. While Redis is away it
+        waits: it never sends without the limiter."""
         at = _ms()
-        while not (stop is not None and stop.is_set()):
+        give_up = None if timeout is None else time.monotonic() + timeout
+        while not (stop is not None and stop.is_set()) and not (give_up is not None and time.monotonic() > give_up):
             try:
                 interval = spacing(self.rate()) * weight
                 rate = Rate(1000, max(1, round(interval * 1_000_000 / weight)), burst=max(1, weight))
