@@ -18,6 +18,7 @@ from notifier.delivery import senders
 from notifier.delivery.outbox import OutboxRow, RowStatus
 
 UNCERTAIN = "uncertain"  # the claim of a row that may have reached the provider: reconciled before any resend
+UNCERTAIN_GRACE = timedelta(seconds=60)  # a slow provider may still be creating it: look only after this long
 
 
 def claim(session: Session, channel: str, now: datetime, limit: int, token: str,
@@ -49,8 +50,11 @@ def claim(session: Session, channel: str, now: datetime, limit: int, token: str,
 def orphaned(session: Session, token: str | None, claimed_at: datetime | None, now: datetime,
              lease: timedelta) -> bool:
     """True when a `sending` row's claimer is gone: its registration is gone (stopped, dead, restarted, silent),
-    the row was left uncertain, its process is dead on this host, or, as a last resort, its lease ran out."""
-    if claimed_at is None or token is None or token == UNCERTAIN or claimed_at < now - lease:
+    its process is dead on this host, or, as a last resort, its lease ran out. A row left uncertain is settled a
+    minute later, once a slow provider has surely created the message if it ever will."""
+    if token == UNCERTAIN:
+        return claimed_at is None or claimed_at < now - UNCERTAIN_GRACE
+    if claimed_at is None or token is None or claimed_at < now - lease:
         return True
     gone = senders.claim_gone(session, token, now)
     if gone is not None:

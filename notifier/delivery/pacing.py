@@ -23,8 +23,6 @@ import math
 import threading
 import time
 
-from pyrate_limiter import GCRA, InMemoryStateStore, Rate, RedisStateStore
-
 log = logging.getLogger(__name__)
 
 HORIZON = 1.0  # seconds: how far ahead a slot may be reserved (at least two slots)
@@ -78,7 +76,10 @@ class Pacer:
     """Paces one channel's sends at `rate` per second, shared through Redis when `redis_url` is given."""
 
     def __init__(self, channel: str, rate: float, redis_url: str | None = None) -> None:
-        self.channel, self.cap = channel, rate
+        # Imported here: processes that never send (web pages, a staff publication) need not load it.
+        from pyrate_limiter import GCRA, InMemoryStateStore, Rate, RedisStateStore
+
+        self.channel, self.cap, self.Rate = channel, rate, Rate
         self.algorithm = GCRA()
         if redis_url:
             import redis
@@ -119,15 +120,16 @@ class Pacer:
         except Exception:
             self._complain("could not lower the shared rate")
 
-    def acquire(self, stop: threading.Event | None = None, weight: int = 1, timeout: float | None = None) -> bool:
-        """Wait for this send's slot; False if `stop` was set (or `timeout` passed) first. While Redis is away it
-        waits: it never sends without the limiter."""
+    def acquire(self, stop: threading.Event | None = None, weight: int = 1,
+                timeout: float | None = None) -> float | None:
+        """Wait for this send's slot and return its time (epoch seconds); None if `stop` was set (or `timeout`
+        passed) first. While Redis is away it waits: it never sends without the limiter."""
         at = _ms()
         give_up = None if timeout is None else time.monotonic() + timeout
         while not (stop is not None and stop.is_set()) and not (give_up is not None and time.monotonic() > give_up):
             try:
                 interval = spacing(self.rate()) * weight
-                rate = Rate(1000, max(1, round(interval * 1_000_000 / weight)), burst=max(1, weight))
+                rate = self.Rate(1000, max(1, round(interval * 1_000_000 / weight)), burst=max(1, weight))
                 decision = self.store.check(self.algorithm, [rate], at, weight)
             except Exception:
                 self._complain("the shared rate limiter is unreachable; sending waits for it")
@@ -136,14 +138,14 @@ class Pacer:
                 continue
             if decision.allowed:
                 _wait(stop, (at - _ms()) / 1000)
-                return True
+                return at / 1000
             slot, now = at + (decision.retry_after_ms or 1), _ms()
             ahead = (slot - now) / 1000 - max(HORIZON, 2 * interval)
             if ahead > 0:
                 _wait(stop, ahead)
                 now = _ms()
             at = max(slot, now)
-        return False
+        return None
 
     def _complain(self, what: str) -> None:
         if time.monotonic() - self._complained > 30:

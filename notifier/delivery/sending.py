@@ -189,7 +189,7 @@ def record_temporary(sessions: sessionmaker[Session], settings: Settings, job: J
 def record_uncertain(sessions: sessionmaker[Session], job: Job, token: str, error: Exception) -> None:
     """The provider may have the message: leave the row in `sending` under a claim no process owns, so the next
     reconciliation looks it up before anything is sent again."""
-    _settle(sessions, job.row_id, token, {"claim": UNCERTAIN, "attempts": job.attempts + 1,
+    _settle(sessions, job.row_id, token, {"claim": UNCERTAIN, "claimed_at": utcnow(), "attempts": job.attempts + 1,
                                           "last_error": str(error)[:500]})
 
 

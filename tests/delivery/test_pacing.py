@@ -1,5 +1,9 @@
-"""One rate per sender, shared by every process: evenly spaced sends, the cap never exceeded in any second,
-push-back halving the shared rate and the rate recovering gradually."""
+"""One rate per sender, shared by every process: evenly spaced slots, the cap never exceeded in any second,
+push-back halving the shared rate and the rate recovering gradually.
+
+The slots are judged, not the moments threads wake up: on a loaded machine a thread may wake late, which delays
+its own send and no other (the busiest second of real sends is measured by bench/fanout.py on a quiet machine).
+"""
 
 from __future__ import annotations
 
@@ -17,9 +21,10 @@ def _send_for(pacers: list[Pacer], seconds: float, threads: int = 3) -> list[flo
 
     def run(pacer: Pacer) -> None:
         while time.time() < end:
-            if pacer.acquire():
+            slot = pacer.acquire()
+            if slot:
                 with lock:
-                    times.append(time.time())
+                    times.append(slot)
 
     workers = [threading.Thread(target=run, args=(p,)) for p in pacers for _ in range(threads)]
     for worker in workers:
@@ -35,13 +40,13 @@ def _busiest(times: list[float]) -> int:
 
 def test_sends_are_spaced_evenly_and_never_exceed_the_cap_in_a_second():
     times = _send_for([Pacer("sms", 20, None)], 3.0)
-    assert _busiest(times) <= 21  # the cap, and one more at most for a few milliseconds of jitter
-    assert len(times) >= 0.9 * 20 * 3
+    assert _busiest(times) <= 20
+    assert len(times) >= 0.95 * 20 * 3
 
 
 def test_two_processes_share_one_rate_through_redis(redis_url):
     times = _send_for([Pacer("sms", 20, redis_url), Pacer("sms", 20, redis_url)], 3.0)
-    assert _busiest(times) <= 21 and len(times) >= 0.9 * 20 * 3
+    assert _busiest(times) <= 20 and len(times) >= 0.95 * 20 * 3
 
 
 def test_a_small_cap_is_spaced_a_little_wider_so_jitter_cannot_add_a_message_to_a_second():

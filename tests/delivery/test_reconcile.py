@@ -53,6 +53,10 @@ def test_a_read_timeout_is_reconciled_before_any_resend(
     (row,) = outbox_rows(sessions)
     assert row.status == "sending" and row.claim == "uncertain"
     twilio_server.delay = 0
+    clock.send_due(slow, sessions, now=LATER)  # within the grace: Twilio may still be creating it; nothing is sent
+    assert outbox_rows(sessions)[0].claim == "uncertain" and len(twilio_server.sent_to(phone)) <= 1
+    with sessions() as session, session.begin():  # a minute later
+        session.scalars(select(OutboxRow)).one().claimed_at = utcnow() - timedelta(minutes=2)
     clock.send_due(slow, sessions, now=LATER)
     assert len(twilio_server.sent_to(phone)) == 1
     (row,) = outbox_rows(sessions)
