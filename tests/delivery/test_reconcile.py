@@ -3,6 +3,7 @@ and a request that may have reached Twilio is never retried blindly."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 from sqlalchemy import select
@@ -55,6 +56,9 @@ def test_a_read_timeout_is_reconciled_before_any_resend(
     twilio_server.delay = 0
     clock.send_due(slow, sessions, now=LATER)  # within the grace: Twilio may still be creating it; nothing is sent
     assert outbox_rows(sessions)[0].claim == "uncertain" and len(twilio_server.sent_to(phone)) <= 1
+    deadline = time.monotonic() + 10
+    while not twilio_server.sent_to(phone) and time.monotonic() < deadline:  # the slow request ends at Twilio
+        time.sleep(0.05)
     with sessions() as session, session.begin():  # a minute later
         session.scalars(select(OutboxRow)).one().claimed_at = utcnow() - timedelta(minutes=2)
     clock.send_due(slow, sessions, now=LATER)
