@@ -5,6 +5,10 @@ never starts one. Jobs are plain functions; `python -m notifier tick` runs the s
 cycle every NOTIFIER_CHECK_INTERVAL seconds, once more at NOTIFIER_DAILY_DIGEST_AT for the daily summaries, and
 within about two seconds of `request_wakeup` (the staff console's "publish": a flag in the database, polled).
 
+A cycle records changes and plans digests, and returns in seconds whatever is queued: it never sends. Sending is
+the sending loop's (`delivery.drain.SendingLoop`), which this process runs in threads of its own unless
+NOTIFIER_CLOCK_SENDS=0 (then `worker` processes send).
+
 Its log says what happened, not that time passed: a line per cycle that recorded, planned or sent something, and a
 heartbeat at most once a minute while nothing happens. APScheduler's own line per job run (every two seconds, for
 the wake-up poll) is left out.
@@ -21,8 +25,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.config import Settings
 from notifier.db import make_engine, make_sessionmaker, utcnow
-from notifier.delivery.drain import DrainStats, drain
+from notifier.delivery import health
+from notifier.delivery.drain import DrainStats, SendingLoop, drain
 from notifier.delivery.outbox import ClockState
+from notifier.delivery.senders import SenderRefused
 from notifier.notices import compose, planning
 from notifier.status import cycle
 from notifier.status.cycle import AfterRecord, CycleResult
@@ -35,28 +41,48 @@ POLL_SECONDS = 2
 HEARTBEAT_SECONDS = 60
 
 
-def send_due(settings: Settings, sessions: sessionmaker[Session], now: datetime | None = None) -> DrainStats:
-    """Drain the outbox, composing each message with the notices wing (what the clock and every worker run)."""
-    return drain(sessions, settings, compose.MessageBuilder, now)
+def send_due(settings: Settings, sessions: sessionmaker[Session], now: datetime | None = None,
+             kind: str = "drain") -> DrainStats:
+    """Send every due row until none is left, composing each message with the notices wing."""
+    return drain(sessions, settings, compose.MessageBuilder, now, kind=kind)
+
+
+def sending_loop(settings: Settings, sessions: sessionmaker[Session], kind: str) -> SendingLoop:
+    """The continuous sending loop (not started) that the clock's threads and every worker run."""
+    return SendingLoop(sessions, settings, compose.MessageBuilder, kind)
 
 
 def cycle_steps(settings: Settings, deliver: bool = True) -> list[AfterRecord]:
-    """What runs after changes are recorded: planning digests, then (unless `deliver` is False) draining the outbox."""
+    """What runs after changes are recorded: planning digests. Never sending (`deliver` is kept for callers)."""
 
     def plan(sessions: sessionmaker[Session], result: CycleResult, now: datetime) -> None:
         planning.plan(sessions, settings, now)
 
-    def send(sessions: sessionmaker[Session], result: CycleResult, now: datetime) -> None:
-        drain(sessions, settings, compose.MessageBuilder, now)
-
-    return [plan, send] if deliver else [plan]
+    return [plan]
 
 
 def tick(settings: Settings, sessions: sessionmaker[Session] | None = None, deliver: bool = True) -> CycleResult:
-    """Run one whole cycle: record changes from boards.yaml, plan digests, and (if `deliver`) send what is due."""
+    """Run one cycle (record changes, plan digests), then, if `deliver`, send what is due until nothing is left.
+
+    Sending happens after the cycle, whatever its outcome: an invalid boards.yaml stops new planning only, and
+    what was planned before still goes out. When another process is sending and no shared limiter is configured,
+    sending is left to it.
+    """
     if sessions is None:
         sessions = make_sessionmaker(make_engine(settings.database_url))
-    return cycle.run(sessions, str(settings.boards_file), after_record=cycle_steps(settings, deliver))
+    result = cycle.run(sessions, str(settings.boards_file), after_record=cycle_steps(settings))
+    if deliver:
+        try:
+            send_due(settings, sessions, kind="tick")
+        except SenderRefused as refused:
+            log.info("not sending from this tick: %s", refused)
+    return result
+
+
+def paused_lines(sessions: sessionmaker[Session]) -> list[str]:
+    """One line per paused channel, for `tick` and `status`."""
+    with sessions() as session:
+        return [pause.line() for pause in health.pauses(session)]
 
 
 def request_wakeup(sessions: sessionmaker[Session]) -> None:
@@ -87,8 +113,9 @@ class Clock:
         self.quiet_cycles = 0
 
     def cycle(self) -> CycleResult:
+        """Record and plan (the sending loop sends)."""
         with self.lock:
-            result = tick(self.settings, self.sessions)
+            result = tick(self.settings, self.sessions, deliver=False)
         if result.changes or not result.ok:
             self.last_said, self.quiet_cycles = time.monotonic(), 0  # the cycle logged what it did
         else:
@@ -146,13 +173,25 @@ def quiet_scheduler_log() -> None:
 
 
 def main(settings: Settings) -> None:
-    """Run the scheduler until stopped (SIGTERM/SIGINT)."""
+    """Run the scheduler (and, unless NOTIFIER_CLOCK_SENDS=0, the sending loop) until stopped (SIGTERM/SIGINT)."""
+    import signal
+
     quiet_scheduler_log()
-    clock = Clock(settings, make_sessionmaker(make_engine(settings.database_url)))
+    sessions = make_sessionmaker(make_engine(settings.database_url))
+    clock = Clock(settings, sessions)
     scheduler = build_scheduler(settings, clock)
-    log.info("clock started: a cycle every %s s on %s, daily summaries at %s America/Toronto",
-             settings.check_interval, settings.boards_file, settings.daily_digest_at.strftime("%H:%M"))
+    loop = sending_loop(settings, sessions, "clock") if settings.clock_sends else None
+    if loop is not None:
+        loop.start_when_possible()  # the scheduler runs either way: planning must not wait for sending
+    signal.signal(signal.SIGTERM, lambda *_: scheduler.shutdown(wait=False))
+    log.info("clock started: a cycle every %s s on %s, daily summaries at %s America/Toronto; %s",
+             settings.check_interval, settings.boards_file, settings.daily_digest_at.strftime("%H:%M"),
+             "sending here too" if loop else "sending left to worker processes (NOTIFIER_CLOCK_SENDS=0)")
     try:
         scheduler.start()
     except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        if loop is not None:
+            loop.stop()
         log.info("clock stopped")

@@ -57,6 +57,8 @@ class Settings:
     signup_limit_per_contact: int = 3
     confirmation_sms_per_hour: int = 200
     staff_session_minutes: int = 60 * 12
+    redis_url: str | None = None
+    clock_sends: bool = True
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -101,6 +103,8 @@ class Settings:
             signup_limit_per_contact=int(_number(env, "NOTIFIER_SIGNUP_LIMIT_PER_CONTACT", 3, minimum=1)),
             confirmation_sms_per_hour=int(_number(env, "NOTIFIER_CONFIRMATION_SMS_PER_HOUR", 200, minimum=1)),
             staff_session_minutes=int(_number(env, "NOTIFIER_STAFF_SESSION_MINUTES", 720, minimum=1)),
+            redis_url=_redis_url(env),
+            clock_sends=_flag(env, "NOTIFIER_CLOCK_SENDS", default=True),
             **twilio,
         )
 
@@ -123,9 +127,23 @@ class Settings:
         return bool(self.smtp_url)
 
 
-def _flag(env: Mapping[str, str], name: str) -> bool:
+def log_secrets(settings: Settings) -> list[str]:
+    """The secrets no log line may hold: the Twilio auth token, the SMTP and Redis passwords, the secret key."""
+    found = [settings.twilio_auth_token, settings.secret_key]
+    for url in (settings.smtp_url, settings.redis_url, settings.database_url):
+        if url:
+            try:
+                found.append(urlsplit(url).password)
+            except ValueError:
+                pass
+    return [s for s in found if s]
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool = False) -> bool:
     value = (env.get(name) or "").strip().lower()
-    if value in ("", "0", "false", "no", "off"):
+    if value == "":
+        return default
+    if value in ("0", "false", "no", "off"):
         return False
     if value in ("1", "true", "yes", "on"):
         return True
@@ -169,6 +187,25 @@ def _smtp_url(env: Mapping[str, str]) -> str | None:
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError:
         raise ConfigError("NOTIFIER_SMTP_URL: the port is not a number") from None
+    return raw
+
+
+def _redis_url(env: Mapping[str, str]) -> str | None:
+    raw = (env.get("NOTIFIER_REDIS_URL") or "").strip()
+    if not raw:
+        return None
+    parts = urlsplit(raw)
+    if parts.scheme not in ("redis", "rediss", "unix") or not (parts.hostname or parts.path):
+        raise ConfigError(f"NOTIFIER_REDIS_URL={_hide_password(raw)!r}: expected redis://HOST:PORT/DB, "
+                          "e.g. redis://127.0.0.1:6379/0 (rediss:// for TLS)")
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+        database = parts.path.strip("/")
+        if parts.scheme != "unix" and database and not database.isdigit():
+            raise ValueError
+    except ValueError:
+        raise ConfigError(f"NOTIFIER_REDIS_URL={_hide_password(raw)!r}: the port and database must be numbers, "
+                          "e.g. redis://127.0.0.1:6379/0") from None
     return raw
 
 

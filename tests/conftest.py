@@ -23,7 +23,7 @@ from notifier import migrate
 from notifier.clock import cycle_steps
 from notifier.config import ROOT, Settings
 from notifier.db import Base, make_engine, make_sessionmaker
-from notifier.delivery import outbox  # noqa: F401 - every module that declares tables, so the metadata is whole
+from notifier.delivery import health, outbox, senders  # noqa: F401 - every module that declares tables
 from notifier.delivery.outbox import OutboxRow
 from notifier.staff import models as staff_models  # noqa: F401
 from notifier.status import cycle, history  # noqa: F401
@@ -410,11 +410,16 @@ def fast_settings(fast_env) -> Settings:
 
 @pytest.fixture
 def run(sessions, fast_settings):
-    """Run one whole cycle (record, plan, deliver) at `now`: `run(now=NOW, settings=None, deliver=True)`."""
+    """Run one cycle (record, plan) at `now`, then, like `tick`, send what is due: `run(now=NOW, settings=None,
+    deliver=True)`."""
+    from notifier.clock import send_due
 
     def run_cycle(now: datetime = NOW, settings: Settings | None = None, deliver: bool = True):
         chosen = settings or fast_settings
-        return cycle.run(sessions, str(chosen.boards_file), now=now, after_record=cycle_steps(chosen, deliver))
+        result = cycle.run(sessions, str(chosen.boards_file), now=now, after_record=cycle_steps(chosen))
+        if deliver:
+            send_due(chosen, sessions, now=now)
+        return result
 
     return run_cycle
 

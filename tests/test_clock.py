@@ -106,7 +106,8 @@ def test_a_cycle_that_records_a_change_logs_it_and_puts_off_the_heartbeat(sessio
 
 def test_the_clock_process_logs_no_line_per_job_run(env, tmp_path):
     """The real process for a few seconds, with a cycle every second and the wake-up poll every two: only the start
-    and the first cycle (which records every board) are worth a line; APScheduler's per-run lines are gone."""
+    (and its sending loop) and the first cycle (which records every board) are worth a line; APScheduler's per-run
+    lines are gone."""
     import os
     import signal
     import subprocess
@@ -132,4 +133,52 @@ def test_the_clock_process_logs_no_line_per_job_run(env, tmp_path):
     # (A cycle slower than its one-second interval may still be reported as skipped: a warning worth reading.)
     assert not [line for line in lines if "INFO apscheduler" in line], lines
     assert any("clock started" in line for line in lines)
-    assert len(lines) <= 5, lines
+    said = [line for line in lines if " INFO " in line]  # start, its sending loop's registration, the first cycle
+    assert len(said) <= 5, said
+
+
+def test_a_cycle_records_and_plans_and_returns_without_sending(sessions, fast_settings, boards, twilio_server):
+    import time
+
+    from notifier.status import cycle
+    from tests.conftest import make_subscriber, outbox_rows
+
+    cycle.run(sessions, str(fast_settings.boards_file))
+    with sessions() as session, session.begin():
+        for _ in range(300):
+            make_subscriber(session, email=None)
+    boards.update("tdsb", status="closed")
+    twilio_server.delay = 0.5  # a sender this slow would hold a sending cycle for minutes
+    started = time.monotonic()
+    result = Clock(fast_settings, sessions).cycle()
+    assert result.ok and time.monotonic() - started < 30
+    assert twilio_server.messages == [] and len(outbox_rows(sessions)) == 300
+
+
+def test_the_clock_process_sends_through_its_own_sending_loop(sessions, fast_env, fast_settings, boards,
+                                                              twilio_server):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from notifier.config import ROOT
+    from notifier.status import cycle
+    from tests.conftest import make_subscriber
+
+    cycle.run(sessions, str(fast_settings.boards_file))
+    with sessions() as session, session.begin():
+        phones = {c.address for _ in range(5) for c in make_subscriber(session, email=None).contacts}
+    boards.update("tdsb", status="closed")
+    process = subprocess.Popen([sys.executable, "-m", "notifier", "clock"], cwd=ROOT, env={**os.environ, **fast_env},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(twilio_server.messages) < len(phones) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, errors = process.communicate(timeout=60)
+    assert {m["to"] for m in twilio_server.messages} == phones, errors[-2000:]
+    assert "clock stopped" in errors

@@ -37,6 +37,9 @@ MALFORMED = [
     ({"TWILIO_ACCOUNT_SID": SID, "TWILIO_AUTH_TOKEN": "token"}, "TWILIO_FROM_NUMBER"),
     ({"TWILIO_ACCOUNT_SID": SID, "TWILIO_AUTH_TOKEN": "token", "TWILIO_FROM_NUMBER": "613-555-0100"},
      "TWILIO_FROM_NUMBER"),
+    ({"NOTIFIER_REDIS_URL": "127.0.0.1:6379"}, "NOTIFIER_REDIS_URL"),
+    ({"NOTIFIER_REDIS_URL": "redis://127.0.0.1:6379/zero"}, "NOTIFIER_REDIS_URL"),
+    ({"NOTIFIER_CLOCK_SENDS": "sometimes"}, "NOTIFIER_CLOCK_SENDS"),
 ]
 
 
@@ -89,3 +92,11 @@ def test_commands_print_the_bad_setting_cleanly_and_exit_non_zero(command, tmp_p
     assert result.returncode != 0
     assert "configuration: NOTIFIER_BASE_URL='status.example.org': expected an http:// or https:// URL" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_clock_sends_by_default_and_redis_is_optional(tmp_path):
+    settings = Settings.from_env({"NOTIFIER_INSTANCE_DIR": str(tmp_path)})
+    assert settings.clock_sends and settings.redis_url is None
+    given = Settings.from_env({"NOTIFIER_INSTANCE_DIR": str(tmp_path), "NOTIFIER_REDIS_URL": "redis://127.0.0.1:6379/0",
+                               "NOTIFIER_CLOCK_SENDS": "0"})
+    assert given.redis_url == "redis://127.0.0.1:6379/0" and not given.clock_sends

@@ -9,7 +9,18 @@ import logging
 
 import click
 
-from notifier.cli import boards, database, processes, staff, status, subscribers
+from notifier import masking
+from notifier.cli import boards, channels, database, processes, staff, status, subscribers
+from notifier.config import Settings, log_secrets
+from notifier.errors import ConfigError
+
+
+def secrets() -> list[str]:
+    """The configured secrets to keep out of logs (none when the settings are broken: that is reported later)."""
+    try:
+        return log_secrets(Settings.from_env())
+    except ConfigError:
+        return []
 
 
 @click.group()
@@ -17,8 +28,9 @@ def cli() -> None:
     """notifier: school status for Ontario parents during labour disruptions."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
+    masking.install(secrets())
 
 
 for command in (boards.check, processes.web, processes.clock, processes.tick, processes.worker, database.db,
-                status.status, staff.staff_group, subscribers.subscribers):
+                status.status, channels.channels, staff.staff_group, subscribers.subscribers):
     cli.add_command(command)

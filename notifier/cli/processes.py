@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
-import time
+import threading
 
 import click
 
@@ -26,7 +27,7 @@ def web(host: str, port: int) -> None:
 
 @click.command()
 def clock() -> None:
-    """Run the scheduler: a cycle every NOTIFIER_CHECK_INTERVAL seconds, until stopped."""
+    """Run the scheduler (and the sending loop, unless NOTIFIER_CLOCK_SENDS=0) until stopped."""
     from notifier import clock as clock_process
 
     clock_process.main(settings())
@@ -34,29 +35,48 @@ def clock() -> None:
 
 @click.command()
 def tick() -> None:
-    """Run exactly one cycle and exit: 0 when it succeeded."""
-    from notifier import clock as clock_process
-
-    result = clock_process.tick(settings())
-    for problem in result.problems:
-        click.echo(problem, err=True)
-    click.echo(f"cycle {result.cycle_id}: {result.outcome}, {len(result.changes)} change(s)")
-    sys.exit(0 if result.ok else 1)
-
-
-@click.command("worker")
-@click.option("--every", default=2.0, show_default=True, help="Seconds between drains.")
-@click.option("--once", is_flag=True, help="Drain once and exit (for cron and tests).")
-def worker(every: float, once: bool) -> None:
-    """Drain the outbox beside the clock; several workers never send a row twice."""
+    """Run exactly one cycle, then send what is due; exit 0 when it succeeded and no channel is paused."""
     from notifier import clock as clock_process
     from notifier.db import make_engine, make_sessionmaker
 
     config = settings()
     sessions = make_sessionmaker(make_engine(config.database_url))
-    log.info("worker started: draining the outbox every %.1f s", every)
-    while True:
-        clock_process.send_due(config, sessions)
+    result = clock_process.tick(config, sessions)
+    for problem in result.problems:
+        click.echo(problem, err=True)
+    paused = clock_process.paused_lines(sessions)
+    for line in paused:
+        click.echo(line, err=True)
+    click.echo(f"cycle {result.cycle_id}: {result.outcome}, {len(result.changes)} change(s)"
+               + (f"; {len(paused)} channel(s) PAUSED" if paused else ""))
+    sys.exit(0 if result.ok and not paused else 1)
+
+
+@click.command("worker")
+@click.option("--once", is_flag=True, help="Send what is due until nothing is left, then exit (cron, tests).")
+def worker(once: bool) -> None:
+    """Send from the outbox beside the clock, under the sender's shared rate; any number of workers, any hosts."""
+    from notifier import clock as clock_process
+    from notifier.db import make_engine, make_sessionmaker
+    from notifier.delivery.senders import SenderRefused
+
+    config = settings()
+    sessions = make_sessionmaker(make_engine(config.database_url))
+    try:
         if once:
+            clock_process.send_due(config, sessions, kind="worker")
             return
-        time.sleep(every)
+        loop = clock_process.sending_loop(config, sessions, "worker")
+        loop.start()
+    except SenderRefused as refused:
+        raise click.ClickException(f"worker: {refused}") from None
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    try:
+        while not stopping.wait(1.0):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        log.info("worker stopping")
+        loop.stop()

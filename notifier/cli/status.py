@@ -1,4 +1,5 @@
-"""`python -m notifier status`: what is queued, sent, failed and delivered per channel, and how the last cycle went."""
+"""`python -m notifier status`: paused channels first, then what is queued, sent, failed and delivered per channel, how
+the last cycle went, and which processes are sending."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from notifier.db import make_engine, make_sessionmaker
+from notifier.delivery import health, senders
 from notifier.delivery.outbox import DeliveryReceipt, OutboxRow
 from notifier.status.history import last_cycle
 
@@ -40,6 +42,10 @@ def status() -> None:
     with sessions() as session:
         table = counts(session)
         cycle = last_cycle(session)
+        pauses = health.pauses(session)
+        sending = senders.live(session)
+    for pause in pauses:  # first: nothing else matters as much
+        click.echo(pause.line())
     click.echo(f"{'channel':<8}" + "".join(f"{name:>12}" for name in COLUMNS))
     for channel in sorted(table or {"email": {}, "sms": {}}):
         row = table.get(channel, {})
@@ -50,3 +56,8 @@ def status() -> None:
         finished = cycle.finished_at.isoformat(timespec="seconds") if cycle.finished_at else "still running"
         click.echo(f"last cycle: #{cycle.id} started {cycle.started_at.isoformat(timespec='seconds')}, "
                    f"finished {finished}: {cycle.outcome} ({cycle.detail})")
+    if not sending:
+        click.echo("sending: no sending process is running (start the clock, or a worker)")
+    for row in sending:
+        click.echo(f"sending: {row.kind} pid {row.pid} on {row.host}, since "
+                   f"{row.started_at.isoformat(timespec='seconds')}")

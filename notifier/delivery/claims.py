@@ -1,42 +1,42 @@
 """Claiming due outbox rows so that several processes share one outbox and never send a row twice.
 
-Rows are claimed in batches (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite: one atomic UPDATE, as SQLite has a
-single writer) and marked `sending` under a token naming this host and process, so a restarted process can tell
-its predecessor's abandoned claims from live ones.
+Rows are claimed in small batches, most pressing first: what a parent waits for (confirmations, manage links,
+replies), then urgent digests, then the rest (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite: one atomic UPDATE, as
+SQLite has a single writer). They are marked `sending` under the claimer's token: `sender:<id>` for a registered
+sending process (see `senders`), so its successor can tell its abandoned claims from live ones at once.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from notifier.db import utcnow
+from notifier.delivery import senders
 from notifier.delivery.outbox import OutboxRow, RowStatus
 
-
-def claim_token() -> str:
-    """A token naming this host and process, so a restart can tell its own dead claims from live ones."""
-    return f"{socket.gethostname()[:32]}:{os.getpid()}:{secrets.token_hex(4)}"
+UNCERTAIN = "uncertain"  # the claim of a row that may have reached the provider: reconciled before any resend
+UNCERTAIN_GRACE = timedelta(seconds=60)  # a slow provider may still be creating it: look only after this long
 
 
-def claim(session: Session, channel: str, now: datetime, limit: int, token: str) -> list[int]:
-    """Mark up to `limit` due pending rows of `channel` as `sending` under `token`; return their ids."""
+def claim(session: Session, channel: str, now: datetime, limit: int, token: str,
+          ids: list[int] | None = None) -> list[int]:
+    """Mark up to `limit` due pending rows of `channel` (or of `ids`) as `sending` under `token`; return their ids."""
     due = (
         select(OutboxRow.id)
         .where(OutboxRow.status == RowStatus.PENDING.value, OutboxRow.channel == channel, OutboxRow.due_at <= now)
-        .order_by(OutboxRow.urgent.desc(), OutboxRow.id)
+        .order_by(OutboxRow.priority, OutboxRow.urgent.desc(), OutboxRow.id)
         .limit(limit)
     )
+    if ids is not None:
+        due = due.where(OutboxRow.id.in_(ids))
     if session.get_bind().dialect.name == "postgresql":
-        ids = list(session.scalars(due.with_for_update(skip_locked=True)))
-        if not ids:
+        found = list(session.scalars(due.with_for_update(skip_locked=True)))
+        if not found:
             return []
-        condition = OutboxRow.id.in_(ids)
+        condition = OutboxRow.id.in_(found)
     else:
         condition = OutboxRow.id.in_(due.scalar_subquery())
     claimed = session.execute(
@@ -47,20 +47,16 @@ def claim(session: Session, channel: str, now: datetime, limit: int, token: str)
     return sorted(claimed.scalars())
 
 
-def orphaned(token: str | None, claimed_at: datetime | None, now: datetime, lease: timedelta) -> bool:
-    """True when a `sending` row's claimer is gone: a dead process on this host, or a lease long expired."""
+def orphaned(session: Session, token: str | None, claimed_at: datetime | None, now: datetime,
+             lease: timedelta) -> bool:
+    """True when a `sending` row's claimer is gone: its registration is gone (stopped, dead, restarted, silent),
+    its process is dead on this host, or, as a last resort, its lease ran out. A row left uncertain is settled a
+    minute later, once a slow provider has surely created the message if it ever will."""
+    if token == UNCERTAIN:
+        return claimed_at is None or claimed_at < now - UNCERTAIN_GRACE
     if claimed_at is None or token is None or claimed_at < now - lease:
         return True
-    host, _, rest = token.partition(":")
-    if host != socket.gethostname()[:32]:
-        return False
-    pid = int(rest.partition(":")[0] or 0)
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    gone = senders.claim_gone(session, token, now)
+    if gone is not None:
+        return gone
+    return senders.other_claim_gone(token)

@@ -1,53 +1,66 @@
-"""Draining the outbox: claim due rows, send them, record each outcome at once; never twice, never lost.
+"""Draining the outbox: the sending loop, and one drain until nothing is due (for `tick`, `worker --once`, tests).
 
-Each channel drains in its own thread with its own concurrency and rate. Each send is recorded as `sent` with the
-provider's id within 20 ms, in short batched transactions. Rows a dead process left in `sending` are reconciled
-first (see `reconcile`).
+Sending runs beside the clock's cycle, never inside it: a cycle records changes and plans rows, and returns; the
+sending loop (a thread of the clock process by default, and every `python -m notifier worker`) claims due rows
+continuously, each channel in its own pipeline, under the sender's shared rate. A process registers as a sender
+before it claims anything (see `senders`); without NOTIFIER_REDIS_URL only one process may.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.config import Settings
-from notifier.db import utcnow
 from notifier.delivery import channels as channel_module
-from notifier.delivery import sending
+from notifier.delivery import pacing, senders
 from notifier.delivery.channels import Channel
-from notifier.delivery.claims import claim, claim_token
 from notifier.delivery.outbox import OutboxRow, RowStatus
-from notifier.delivery.reconcile import reconcile
-from notifier.delivery.sending import Composer, ComposerFactory, Job
+from notifier.delivery.pacing import Pacer
+from notifier.delivery.pipeline import Pipeline
+from notifier.delivery.sending import ComposerFactory, limits
 
 log = logging.getLogger(__name__)
 ChannelFactory = Callable[[str], Channel]
+CHANNELS = (channel_module.EMAIL, channel_module.SMS)
 
 
 @dataclass
 class DrainStats:
-    """What one drain did, per channel."""
+    """What a drain did, per channel."""
 
     sent: dict[str, int] = field(default_factory=dict)
     retrying: dict[str, int] = field(default_factory=dict)
     failed: dict[str, int] = field(default_factory=dict)
     cancelled: dict[str, int] = field(default_factory=dict)
     reconciled: dict[str, int] = field(default_factory=dict)
+    paused: dict[str, int] = field(default_factory=dict)
+    uncertain: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, kind: str, channel: str, number: int = 1) -> None:
-        counts = getattr(self, kind)
-        counts[channel] = counts.get(channel, 0) + number
+        if number:
+            with self.lock:
+                counts = getattr(self, kind)
+                counts[channel] = counts.get(channel, 0) + number
 
     def total(self, kind: str) -> int:
         return sum(getattr(self, kind).values())
+
+
+def pacer(settings: Settings, channel: str) -> Pacer:
+    """This process's pacer for `channel`."""
+    return pacing.shared(channel, limits(settings, channel)[1], settings.redis_url)
+
+
+def _factory(settings: Settings, factory: ChannelFactory | None) -> ChannelFactory:
+    return factory or (lambda name: channel_module.build(settings)[name])
 
 
 def drain(
@@ -56,89 +69,94 @@ def drain(
     compose: ComposerFactory,
     now: datetime | None = None,
     factory: ChannelFactory | None = None,
-    only: tuple[str, ...] = (channel_module.EMAIL, channel_module.SMS),
+    only: tuple[str, ...] = CHANNELS,
+    kind: str = "drain",
 ) -> DrainStats:
-    """Send every due row, each channel in its own thread with its own concurrency and rate; return the counts."""
-    now = now or utcnow()
-    factory = factory or (lambda name: channel_module.build(settings)[name])
+    """Send every due row until none is left (rows due by `now`, if given); raises `senders.SenderRefused`."""
     stats = DrainStats()
-    token = claim_token()
-    errors: list[BaseException] = []
-
-    def run(name: str) -> None:
-        try:
-            _drain_channel(sessions, settings, name, now, factory, token, stats, compose)
-        except BaseException as error:  # re-raised below, in the caller's thread
-            errors.append(error)
-
-    workers = [threading.Thread(target=run, args=(name,), name=f"drain-{name}") for name in only]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    if errors:
-        raise errors[0]
-    if stats.total("sent") or stats.total("failed") or stats.total("retrying"):
-        log.info("outbox drained: sent %s, retrying %s, failed %s, cancelled %s, reconciled %s",
-                 stats.sent, stats.retrying, stats.failed, stats.cancelled, stats.reconciled)
+    registration = senders.acquire(sessions, kind, shared_limiter=bool(settings.redis_url))
+    stop = threading.Event()
+    try:
+        pipelines = [Pipeline(sessions, settings, name, compose, _factory(settings, factory), registration,
+                              pacer(settings, name), stats) for name in only]
+        threads = [threading.Thread(target=p.run, args=(stop, True, now), name=f"drain-{p.name}") for p in pipelines]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        senders.release(sessions, registration)
+    if stats.total("sent") or stats.total("failed") or stats.total("retrying") or stats.total("paused"):
+        log.info("outbox drained: sent %s, retrying %s, failed %s, cancelled %s, reconciled %s, paused %s",
+                 stats.sent, stats.retrying, stats.failed, stats.cancelled, stats.reconciled, stats.paused)
     return stats
 
 
-def _drain_channel(sessions: sessionmaker[Session], settings: Settings, name: str, now: datetime,
-                   factory: ChannelFactory, token: str, stats: DrainStats, compose: ComposerFactory) -> None:
-    try:
-        reconcile(sessions, settings, name, now, factory, stats, compose)
-        concurrency, rate = sending.limits(settings, name)
-        batch = max(concurrency * 4, min(500, int(rate * 10)))
-        jobs: queue.Queue = queue.Queue(maxsize=batch)
-        limiter = sending.RateLimiter(rate)
-        progress = sending.Progress(name, stats)
-        recorder = sending.Recorder(sessions)
-        senders = [threading.Thread(target=sending.sender, name=f"send-{name}-{i}",
-                                    args=(sessions, settings, factory(name), jobs, limiter, token, stats, progress,
-                                          recorder))
-                   for i in range(concurrency)]
-        for thread in senders:
+class SendingLoop:
+    """Sends continuously until stopped: every channel's pipeline in threads of this process."""
+
+    def __init__(self, sessions: sessionmaker[Session], settings: Settings, compose: ComposerFactory, kind: str,
+                 factory: ChannelFactory | None = None) -> None:
+        self.sessions, self.settings, self.compose, self.kind = sessions, settings, compose, kind
+        self.factory = _factory(settings, factory)
+        self.stop_event = threading.Event()
+        self.stats = DrainStats()
+        self.threads: list[threading.Thread] = []
+        self.registration: senders.Registration | None = None
+
+    def start(self) -> None:
+        """Register as a sender (raises `senders.SenderRefused`) and start sending in background threads."""
+        self.registration = senders.acquire(self.sessions, self.kind, shared_limiter=bool(self.settings.redis_url))
+        for name in CHANNELS:
+            pipeline = Pipeline(self.sessions, self.settings, name, self.compose, self.factory, self.registration,
+                                pacer(self.settings, name), self.stats)
+            thread = threading.Thread(target=self._run, args=(pipeline,), name=f"sending-{name}", daemon=True)
             thread.start()
-        builder = compose(sessions, settings)
+            self.threads.append(thread)
+        log.info("sending loop started (%s): texts at %.2f/s, emails at %.2f/s%s", self.kind,
+                 self.settings.sms_per_second, self.settings.email_per_second,
+                 ", rate shared through Redis" if self.settings.redis_url else "")
+
+    def start_when_possible(self, every: float = 30.0) -> None:
+        """Start now if this process may send, else try again every `every` seconds in the background (a clock
+        restarted on another host waits for its predecessor's registration to go stale instead of failing)."""
         try:
-            while True:
-                with sessions() as session, session.begin():
-                    ids = claim(session, name, now, batch, token)
-                if not ids:
-                    break
-                for job in _jobs(sessions, builder, ids, token, stats, name):
-                    jobs.put(job)
-                progress.tick()
-        finally:
-            for _ in senders:
-                jobs.put(None)
-            for thread in senders:
-                thread.join()
-            recorder.close()
-    except Exception:
-        log.exception("draining %s failed; claimed rows stay in 'sending' and are reconciled next time", name)
-        raise
+            self.start()
+            return
+        except senders.SenderRefused as refused:
+            log.error("not sending from this process for now: %s", refused)
 
+        def retry() -> None:
+            while not self.stop_event.wait(every):
+                try:
+                    self.start()
+                    return
+                except senders.SenderRefused:
+                    continue
+                except Exception:
+                    log.exception("could not start the sending loop; trying again in %.0f s", every)
 
-def _jobs(sessions: sessionmaker[Session], builder: Composer, ids: list[int], token: str, stats: DrainStats,
-          channel: str) -> list[Job]:
-    """The claimed rows' jobs, cancelling at once the rows of contacts who opted out or became invalid meanwhile."""
-    jobs, gone = builder.build(ids)
-    if gone:
-        with sessions() as session, session.begin():
-            session.execute(update(OutboxRow).where(OutboxRow.id.in_(gone), OutboxRow.claim == token)
-                            .values(status=RowStatus.CANCELLED.value, last_error="contact no longer active"))
-        stats.add("cancelled", channel, len(gone))
-    return jobs
+        threading.Thread(target=retry, name="sending-start", daemon=True).start()
+
+    def _run(self, pipeline: Pipeline) -> None:
+        while not self.stop_event.is_set():
+            try:
+                pipeline.run(self.stop_event, until_idle=False)
+            except Exception:  # keep sending: a database outage ends one run, not the loop
+                log.exception("%s: sending loop failed; starting again in 5 s", pipeline.name)
+                self.stop_event.wait(5)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop claiming, give back what is queued, and wait for the threads."""
+        self.stop_event.set()
+        for thread in self.threads:
+            thread.join(timeout)
+        if self.registration is not None:
+            senders.release(self.sessions, self.registration)
+            self.registration = None
 
 
 def pending_count(session: Session, channel: str) -> int:
     """Rows of `channel` still waiting (for progress lines and `status`)."""
     query = select(func.count()).where(OutboxRow.channel == channel, OutboxRow.status == RowStatus.PENDING.value)
     return session.scalar(query) or 0
-
-
-def wait_between(seconds: float) -> None:
-    """Sleep (a seam so the worker loop reads plainly)."""
-    time.sleep(seconds)

@@ -3,6 +3,10 @@
 A row's `digest_key` is unique per contact, so planning the same changes twice (a cycle run twice, a restart after a
 crash) never makes a second row. Rows move pending → sending → sent (or failed, cancelled); a status callback adds
 the provider's view (`delivered`, `undelivered`) in `receipts`, keyed by the provider's message id, in any order.
+
+Besides digests, the outbox carries the messages a parent is waiting for (confirmations, manage links, replies to
+texted keywords): their words are fixed when asked for and kept in `payload` until they are sent, they go first
+(`priority` 0), and they count against the sender's rate like every other text.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from notifier.db import Base, UtcDateTime, utcnow
@@ -25,6 +29,22 @@ class RowStatus(StrEnum):
     CANCELLED = "cancelled"  # merged into a newer digest, undone before it went out, or the contact left
 
 
+class Priority:
+    """Claiming order: what a parent waits for on a page or a phone, then every digest (urgent ones first)."""
+
+    ACCOUNT = 0  # confirmations, manage links, replies to texted keywords
+    DIGEST = 1
+
+
+class Failure(StrEnum):
+    """Why a row failed, for the page a parent is waiting on and for `status`."""
+
+    OPTED_OUT = "opted_out"  # the recipient said stop (Twilio 21610)
+    INVALID = "invalid"  # the recipient cannot receive (21211, 21614, SMTP 5.1.1, ...)
+    MESSAGE = "message"  # this message could not be built or was refused for its content
+    TEMPORARY = "temporary"  # retried until NOTIFIER_MAX_ATTEMPTS, then given up
+
+
 class OutboxRow(Base):
     """One digest for one contact: which change events it covers, when it is due, and how sending went."""
 
@@ -32,10 +52,14 @@ class OutboxRow(Base):
     __table_args__ = (
         UniqueConstraint("contact_id", "digest_key", name="uq_outbox_contact_id"),
         Index("ix_outbox_due", "status", "channel", "due_at"),
+        # The claim order, over pending rows only: a claim reads the first few due rows in this order.
+        Index("ix_outbox_claim_order", "channel", "priority", text("urgent DESC"), "id",
+              sqlite_where=text("status = 'pending'"), postgresql_where=text("status = 'pending'")),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    contact_id: Mapped[int] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"))
+    # None only for a reply to a number that is no contact of ours (its address is in `payload`).
+    contact_id: Mapped[int | None] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"), nullable=True)
     channel: Mapped[str] = mapped_column(String(8))
     digest_key: Mapped[str] = mapped_column(String(64))
     event_ids: Mapped[str] = mapped_column(Text)  # "12,13,17": the change events this digest covers
@@ -49,6 +73,10 @@ class OutboxRow(Base):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    priority: Mapped[int] = mapped_column(Integer, default=Priority.DIGEST, server_default="1")
+    # A message whose words were fixed when it was asked for (JSON, see `delivery.express`); erased once settled.
+    payload: Mapped[str | None] = mapped_column(Text, nullable=True)
+    failure: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
 class DeliveryReceipt(Base):

@@ -1,8 +1,10 @@
-"""The sending side of a drain: send each claimed row's message under the channel's rate limit, and record the
-outcome within milliseconds.
+"""Sending one claimed row and recording what happened, whoever's fault a failure is.
 
-Temporary failures go back to `pending` with exponential backoff and jitter; permanent ones mark the contact
-(opted out for Twilio 21610/30004, invalid otherwise) and fail the row, which is never retried.
+`send_one` never raises for a message's sake: a sent row is recorded within milliseconds (`Recorder`), a
+temporary failure goes back to `pending` with exponential backoff and jitter (push-back also slows the shared
+rate), an uncertain one stays in `sending` for reconciliation before any resend, a recipient's refusal marks the
+contact and fails the row, a message's own problem fails that row alone, and an account refusal pauses the channel
+and puts the row back untouched.
 """
 
 from __future__ import annotations
@@ -22,14 +24,24 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.config import Settings
 from notifier.db import utcnow
+from notifier.delivery import health
 from notifier.delivery.channels import SMS, Channel, Message
-from notifier.delivery.outbox import OutboxRow, RowStatus
-from notifier.errors import PermanentDeliveryError, TemporaryDeliveryError
+from notifier.delivery.claims import UNCERTAIN
+from notifier.delivery.outbox import Failure, OutboxRow, RowStatus
+from notifier.errors import (
+    AccountError,
+    DeliveryError,
+    RecipientError,
+    TemporaryDeliveryError,
+    UncertainDeliveryError,
+)
 from notifier.masking import mask
 from notifier.subscribers.contacts import mark_invalid, mark_opted_out
 
 log = logging.getLogger(__name__)
 OPT_OUT_CODES = {21610, 30004}
+
+SENT, RETRYING, FAILED, PAUSED, UNSURE = "sent", "retrying", "failed", "paused", "uncertain"
 
 
 @dataclass(frozen=True)
@@ -68,64 +80,42 @@ def limits(settings: Settings, channel: str) -> tuple[int, float]:
     return settings.email_concurrency, settings.email_per_second
 
 
-class RateLimiter:
-    """At most `rate` sends per second across every thread of this process (a simple schedule of slots)."""
-
-    def __init__(self, rate: float) -> None:
-        self.interval = 1.0 / rate
-        self.next_slot = time.monotonic()
-        self.lock = threading.Lock()
-
-    def wait(self) -> None:
-        with self.lock:
-            now = time.monotonic()
-            slot = max(now, self.next_slot)
-            self.next_slot = slot + self.interval
-        if slot > now:
-            time.sleep(slot - now)
-
-
-class Progress:
-    """Logs a long send's progress every ten seconds, so an operator watching the clock's log sees it move."""
-
-    def __init__(self, channel: str, stats) -> None:
-        self.channel, self.stats = channel, stats
-        self.started = self.last = time.monotonic()
-
-    def tick(self) -> None:
-        now = time.monotonic()
-        if now - self.last >= 10:
-            self.last = now
-            sent = self.stats.sent.get(self.channel, 0)
-            log.info("%s: %d sent so far (%.0f/s), %d retrying, %d failed", self.channel, sent,
-                     sent / max(now - self.started, 0.001), self.stats.retrying.get(self.channel, 0),
-                     self.stats.failed.get(self.channel, 0))
+def send_one(sessions: sessionmaker[Session], settings: Settings, channel: Channel, job: Job, token: str,
+             recorder: Recorder, pushback: Callable[[], None] = lambda: None) -> str:
+    """Send `job` and record the outcome; returns sent, retrying, failed, paused or uncertain. Never raises for
+    the message's sake (a database failure while recording leaves the row to reconciliation)."""
+    try:
+        receipt = channel.send(job.message)
+    except AccountError as error:
+        health.pause(sessions, job.channel, str(error), error.code)
+        release(sessions, [job.row_id], token)
+        return PAUSED
+    except RecipientError as error:
+        record_recipient(sessions, job, token, error)
+        return FAILED
+    except UncertainDeliveryError as error:
+        record_uncertain(sessions, job, token, error)
+        return UNSURE
+    except TemporaryDeliveryError as error:
+        if error.pushback:
+            pushback()
+        return record_temporary(sessions, settings, job, token, error)
+    except DeliveryError as error:  # MessageError, and any other permanent refusal of this message alone
+        record_failed(sessions, job, token, Failure.MESSAGE, str(error))
+        return FAILED
+    except Exception as error:  # a channel bug must not stop the others: this row fails, with the reason
+        log.exception("%s to %s: unexpected failure", job.channel, mask(job.address))
+        record_failed(sessions, job, token, Failure.MESSAGE, f"{type(error).__name__}: {error}")
+        return FAILED
+    recorder.sent(job.row_id, token, receipt.provider_id)
+    return SENT
 
 
-def sender(sessions: sessionmaker[Session], settings: Settings, channel: Channel, jobs, limiter: RateLimiter,
-           token: str, stats, progress: Progress, recorder: Recorder) -> None:
-    """A sending thread: take jobs until a None arrives; one provider session (SMTP connection) throughout."""
-    with channel.session():
-        while (job := jobs.get()) is not None:
-            limiter.wait()
-            try:
-                receipt = channel.send(job.message)
-            except PermanentDeliveryError as error:
-                record_permanent(sessions, job, token, error)
-                stats.add("failed", job.channel)
-            except (TemporaryDeliveryError, OSError) as error:
-                kind = record_temporary(sessions, settings, job, token, error)
-                stats.add(kind, job.channel)
-            else:
-                recorder.sent(job.row_id, token, receipt.provider_id)
-                stats.add("sent", job.channel)
-            progress.tick()
-
-
-SENT = (
+SENT_ROW = (
     update(OutboxRow.__table__)
     .where(OutboxRow.__table__.c.id == bindparam("row_id"), OutboxRow.__table__.c.claim == bindparam("token"))
-    .values(status=RowStatus.SENT.value, provider_id=bindparam("provider_id"), sent_at=bindparam("at"))
+    .values(status=RowStatus.SENT.value, provider_id=bindparam("provider_id"), sent_at=bindparam("at"),
+            payload=None)
 )
 
 
@@ -169,9 +159,14 @@ class Recorder:
                 rows.append(item)
             try:
                 with self.sessions() as session, session.begin():
-                    session.connection().execute(SENT, rows)
+                    session.connection().execute(SENT_ROW, rows)
             except Exception:  # the rows stay 'sending' and are reconciled by the next drain
                 log.exception("could not record %d sent message(s); they will be reconciled", len(rows))
+
+
+def _settle(sessions: sessionmaker[Session], row_id: int, token: str, values: dict) -> None:
+    with sessions() as session, session.begin():
+        session.execute(update(OutboxRow).where(OutboxRow.id == row_id, OutboxRow.claim == token).values(values))
 
 
 def record_temporary(sessions: sessionmaker[Session], settings: Settings, job: Job, token: str,
@@ -181,31 +176,60 @@ def record_temporary(sessions: sessionmaker[Session], settings: Settings, job: J
     give_up = attempts >= settings.max_attempts
     values = {"attempts": attempts, "last_error": str(error)[:500],
               "status": RowStatus.FAILED.value if give_up else RowStatus.PENDING.value}
-    if not give_up:
+    if give_up:
+        values.update(failure=Failure.TEMPORARY.value, payload=None)
+    else:
         values["due_at"] = utcnow() + backoff(attempts, settings.retry_base_seconds)
-    with sessions() as session, session.begin():
-        session.execute(update(OutboxRow).where(OutboxRow.id == job.row_id, OutboxRow.claim == token).values(values))
+    _settle(sessions, job.row_id, token, values)
     if give_up:
         log.error("%s to %s failed %d times; giving up: %s", job.channel, mask(job.address), attempts, error)
-    return "failed" if give_up else "retrying"
+    return FAILED if give_up else RETRYING
 
 
-def record_permanent(sessions: sessionmaker[Session], job: Job, token: str, error: PermanentDeliveryError) -> None:
-    """Fail the row, mark the contact, and cancel its other unsent digests: never retried."""
+def record_uncertain(sessions: sessionmaker[Session], job: Job, token: str, error: Exception) -> None:
+    """The provider may have the message: leave the row in `sending` under a claim no process owns, so the next
+    reconciliation looks it up before anything is sent again."""
+    _settle(sessions, job.row_id, token, {"claim": UNCERTAIN, "claimed_at": utcnow(), "attempts": job.attempts + 1,
+                                          "last_error": str(error)[:500]})
+
+
+def record_failed(sessions: sessionmaker[Session], job: Job, token: str, failure: Failure, reason: str) -> None:
+    """Fail this row alone, with the reason (the contact is not marked)."""
+    log.warning("%s to %s failed for good (%s): %s", job.channel, mask(job.address), failure.value, reason[:200])
+    _settle(sessions, job.row_id, token, {"status": RowStatus.FAILED.value, "last_error": reason[:500],
+                                          "failure": failure.value, "payload": None})
+
+
+def record_recipient(sessions: sessionmaker[Session], job: Job, token: str, error: RecipientError) -> None:
+    """Fail the row, mark the contact (opted out for 21610/30004, invalid otherwise), cancel its other unsent rows."""
+    opted_out = job.channel == SMS and _code(error) in OPT_OUT_CODES
+    failure = Failure.OPTED_OUT if opted_out else Failure.INVALID
     with sessions() as session, session.begin():
         session.execute(update(OutboxRow).where(OutboxRow.id == job.row_id, OutboxRow.claim == token)
-                        .values(status=RowStatus.FAILED.value, last_error=str(error)[:500]))
+                        .values(status=RowStatus.FAILED.value, last_error=str(error)[:500], failure=failure.value,
+                                payload=None))
         contact_id = session.scalar(select(OutboxRow.contact_id).where(OutboxRow.id == job.row_id))
-        session.execute(update(OutboxRow).where(OutboxRow.contact_id == contact_id,
-                                                OutboxRow.status == RowStatus.PENDING.value)
-                        .values(status=RowStatus.CANCELLED.value, last_error="contact marked"))
-        if job.channel == SMS and _code(error) in OPT_OUT_CODES:
+        if contact_id is not None:
+            session.execute(update(OutboxRow).where(OutboxRow.contact_id == contact_id,
+                                                    OutboxRow.status == RowStatus.PENDING.value)
+                            .values(status=RowStatus.CANCELLED.value, last_error="contact marked", payload=None))
+        if opted_out:
             mark_opted_out(session, job.channel, job.address, "provider", f"twilio {_code(error)}")
         else:
             mark_invalid(session, job.channel, job.address, str(error)[:200])
 
 
-def _code(error: PermanentDeliveryError) -> int | None:
+def release(sessions: sessionmaker[Session], ids: list[int], token: str) -> None:
+    """Give claimed rows back untouched (the channel paused, or the process is stopping)."""
+    if not ids:
+        return
+    with sessions() as session, session.begin():
+        session.execute(update(OutboxRow).where(OutboxRow.id.in_(ids), OutboxRow.claim == token,
+                                                OutboxRow.status == RowStatus.SENDING.value)
+                        .values(status=RowStatus.PENDING.value))
+
+
+def _code(error: DeliveryError) -> int | None:
     try:
         return int(error.code) if error.code is not None else None
     except (TypeError, ValueError):

@@ -1,8 +1,9 @@
 """The few messages this part sends itself: confirmation requests and manage links, by email or text.
 
-They go straight through a channel (not the digest outbox): a parent is waiting on the page for them. A refusal
-is acted on at once: Twilio 21610 (the number texted STOP) opts the contact out; another permanent refusal
-(21211, 21614, SMTP 5xx) marks it invalid. The caller shows the parent what happened.
+They go through the outbox at the top priority (`delivery.express`), so they count against the sender's rate and
+overtake a running fan-out; the caller waits for the outcome, because a parent is waiting on the page. A refusal
+is acted on by the sender: Twilio 21610 (the number texted STOP) opts the contact out; a recipient's refusal
+(21211, 21614, SMTP 5.1.1) marks it invalid. The caller shows the parent what happened.
 """
 
 from __future__ import annotations
@@ -15,20 +16,18 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from notifier import links
 from notifier.db import transaction
-from notifier.delivery import channels as channel_registry
-from notifier.delivery.channels import Channel, Message
-from notifier.delivery.channels.sms import OPTED_OUT
-from notifier.errors import PermanentDeliveryError, TemporaryDeliveryError
-from notifier.masking import mask
+from notifier.delivery import express
+from notifier.delivery.channels import Message
+from notifier.delivery.outbox import Priority
 from notifier.notices import templates
 from notifier.status.boards import Board
 from notifier.subscribers.addresses import EMAIL
-from notifier.subscribers.contacts import mark_invalid, mark_opted_out
+from notifier.subscribers.contacts import find_contact
 from notifier.subscribers.models import Contact
 
 log = logging.getLogger(__name__)
 
-SENT, REFUSED_OPTED_OUT, REFUSED_INVALID, FAILED = "sent", "opted_out", "invalid", "failed"
+SENT, REFUSED_OPTED_OUT, REFUSED_INVALID, FAILED = express.SENT, express.OPTED_OUT, express.INVALID, express.FAILED
 
 
 def follows_of(contact: Contact, boards: Mapping[str, Board]) -> list[dict]:
@@ -80,28 +79,15 @@ def _email(settings, contact: Contact, template: str, subject: str, context: dic
     )
 
 
-def send(session: Session, channels: Mapping[str, Channel], message: Message) -> str:
-    """Send `message` now; returns sent, opted_out, invalid or failed, having marked the contact when refused."""
-    try:
-        channels[message.channel].send(message)
-        return SENT
-    except PermanentDeliveryError as error:
-        if error.code == OPTED_OUT:
-            mark_opted_out(session, message.channel, message.to, "provider", f"twilio {OPTED_OUT}")
-            return REFUSED_OPTED_OUT
-        mark_invalid(session, message.channel, message.to, str(error))
-        return REFUSED_INVALID
-    except TemporaryDeliveryError:
-        log.warning("could not send %s to %s now; the parent is asked to try again", message.reference,
-                    mask(message.to))
-        return FAILED
-
-
-def deliver(settings, sessions: sessionmaker[Session], messages: list[Message]) -> list[str]:
-    """Send each message now through freshly built channels; one outcome per message, refusals recorded."""
-    built = channel_registry.build(settings)
-    outcomes = []
-    for message in messages:
-        with built[message.channel].session(), transaction(sessions) as session:
-            outcomes.append(send(session, built, message))
-    return outcomes
+def deliver(settings, sessions: sessionmaker[Session], messages: list[Message],
+            priority: int = Priority.ACCOUNT) -> list[str]:
+    """Send each message now (through the outbox, first in line); one outcome per message, refusals recorded."""
+    if not messages:
+        return []
+    with transaction(sessions) as session:
+        ids = []
+        for message in messages:
+            contact = find_contact(session, message.channel, message.to)
+            ids.append(express.enqueue(session, message, contact.id if contact else None, priority))
+    outcomes = express.deliver(sessions, settings, ids)
+    return [outcomes[row_id] for row_id in ids]

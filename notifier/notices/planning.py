@@ -95,7 +95,8 @@ def _plan_batch(session: Session, settings: Settings, batch: list, events: dict[
     # Unsent digests are merged into the new one: the claim-safe UPDATE only takes rows still pending.
     merged: dict[int, list[int]] = {}
     cancelled = session.execute(
-        update(OutboxRow).where(OutboxRow.contact_id.in_(ids), OutboxRow.status == RowStatus.PENDING.value)
+        update(OutboxRow).where(OutboxRow.contact_id.in_(ids), OutboxRow.status == RowStatus.PENDING.value,
+                                OutboxRow.payload.is_(None))  # a confirmation or a reply is no digest
         .values(status=RowStatus.CANCELLED.value).returning(OutboxRow.contact_id, OutboxRow.event_ids)
     )
     for contact_id, stored in cancelled:

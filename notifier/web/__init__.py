@@ -14,8 +14,8 @@ from flask import Flask
 from flask_babel import Babel
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from notifier import i18n
-from notifier.config import ROOT, Settings
+from notifier import i18n, masking
+from notifier.config import ROOT, Settings, log_secrets
 from notifier.formatting import install_filters
 from notifier.web.security import csrf
 from notifier.web.services import Services, current_language, select_language
@@ -27,6 +27,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     env_overrides = {k: str(v) for k, v in overrides.items() if k.startswith(("NOTIFIER_", "TWILIO_"))}
     settings = Settings.from_env({**os.environ, **env_overrides})
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    masking.install(log_secrets(settings))  # every handler, gunicorn's included: no address or token in a log
 
     app = Flask(
         __name__,

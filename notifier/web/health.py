@@ -1,8 +1,9 @@
 """/healthz: is the service serving, is the database reachable, and is boards.yaml valid right now?
 
 For load balancers and operators: "ok" (all well), "degraded" (serving, but boards.yaml on disk is invalid, so the
-last good state, or the state recorded in the database, is shown; the problems are listed with file:line), or
-"failing" (503: nothing can be served, or the database is unreachable).
+last good state, or the state recorded in the database, is shown, with the problems listed as file:line; or a
+channel is paused because the provider refuses our account, listed under `paused_channels` with the reason and
+since when), or "failing" (503: nothing can be served, or the database is unreachable).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.wrappers import Response
 
+from notifier.delivery import health
 from notifier.status.history import last_cycle
 from notifier.status.store import DATABASE
 from notifier.web.services import services
@@ -37,13 +39,17 @@ def healthz() -> tuple[Response, int]:
         with services().sessions() as session:
             session.execute(text("SELECT 1"))
             cycle = last_cycle(session)
+            pauses = health.pauses(session)
         body["database"] = "ok"
+        body["paused_channels"] = [{"channel": p.channel, "reason": p.reason, "code": p.code,
+                                    "since": p.since.isoformat()} for p in pauses]
         if cycle:
             body["last_cycle"] = {"started_at": cycle.started_at.isoformat(), "outcome": cycle.outcome}
     except SQLAlchemyError as error:
         body["database"] = f"unavailable: {type(error).__name__}"
     serving = good is not None and body["database"] == "ok"
-    body["status"] = ("ok" if store.healthy else "degraded") if serving else "failing"
+    healthy = store.healthy and not body.get("paused_channels")
+    body["status"] = ("ok" if healthy else "degraded") if serving else "failing"
     response = jsonify(body)
     response.headers["Cache-Control"] = "no-store"
     return response, 200 if serving else 503

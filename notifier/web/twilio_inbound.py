@@ -1,21 +1,27 @@
-"""POST /twilio/inbound: texts parents send to the service's number, answered with TwiML.
+"""POST /twilio/inbound: texts parents send to the service's number.
 
 Only requests signed by Twilio (X-Twilio-Signature over NOTIFIER_BASE_URL) get this far; anything else is 403 and
-changes nothing. The keywords themselves are handled in `notifier.subscribers.keywords`.
+changes nothing. The keywords themselves are handled in `notifier.subscribers.keywords`. The reply is not TwiML:
+it goes through the outbox, first in line, so it counts against the sender's rate like every other text (a TwiML
+reply is a text Twilio sends from the same number, outside our limit); the TwiML answer is empty.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 
 from flask import Blueprint, Response, request
 from twilio.twiml.messaging_response import MessagingResponse
 
 from notifier.db import transaction, utcnow
+from notifier.delivery import express
+from notifier.delivery.channels import SMS, Message
 from notifier.masking import mask
 from notifier.notices import templates
 from notifier.subscribers import keywords
 from notifier.subscribers.addresses import ContactError, parse_phone
+from notifier.subscribers.contacts import find_contact
 from notifier.web.security import csrf
 from notifier.web.services import services
 from notifier.web.subscribe import boards_by_id
@@ -30,16 +36,14 @@ bp = Blueprint("twilio_inbound", __name__)
 @csrf.exempt
 @require_twilio_signature
 def inbound() -> Response:
-    """Act on a text (keyword or board code) and answer it in TwiML, at most REPLIES_PER_HOUR times an hour."""
-    twiml = MessagingResponse()
-    reply = answer(request.form.get("From", ""), request.form.get("Body", ""))
-    if reply:
-        twiml.message(reply)
-    return Response(str(twiml), mimetype="text/xml")
+    """Act on a text (keyword or board code); the answer, if any, goes out through the outbox (empty TwiML)."""
+    answer(request.form.get("From", ""), request.form.get("Body", ""))
+    return Response(str(MessagingResponse()), mimetype="text/xml")
 
 
 def answer(sender: str, body: str) -> str | None:
-    """Act on one text `body` from `sender` and say what to text back (None: nothing, or a number we do not serve).
+    """Act on one text `body` from `sender`, send the answer, and return it (None: nothing to say, or a number we do
+    not serve).
 
     The one path for every text a parent sends: Twilio's webhook above, and /dev/outbox's replies in debug mode.
     """
@@ -56,5 +60,13 @@ def answer(sender: str, body: str) -> str | None:
     if not speak:
         return None
     context = {**reply.context, "base_url": settings.base_url}
-    return "\n".join(templates.render(f"sms/{reply.template}.txt", language, **context).strip()
+    text = "\n".join(templates.render(f"sms/{reply.template}.txt", language, **context).strip()
                      for language in reply.languages)
+    # Sent through the outbox, first in line, so it counts against the sender's shared rate like every text.
+    message = Message(channel=SMS, to=number, text=text, reference=f"reply-{secrets.token_hex(8)}",
+                      language=reply.languages[0])
+    with transaction(services().sessions) as session:
+        contact = find_contact(session, SMS, number)
+        row_id = express.enqueue(session, message, contact.id if contact else None)
+    express.deliver(services().sessions, settings, [row_id], wait=0)
+    return text

@@ -90,18 +90,36 @@ def link_in(message, prefix: str) -> str:
 
 
 def text_in(client, sender: str, body: str, signature: str | None = None):
-    """An inbound text from `sender`, signed as Twilio signs it (or with the given signature)."""
+    """An inbound text from `sender`, signed as Twilio signs it (or with the given signature).
+
+    Replies go out through the outbox (so they count against the sender's rate), not as TwiML: the texts the
+    Twilio-shaped server received for `sender` during the request are kept on the response as `replies`.
+    """
     params = {"MessageSid": "SM" + "1" * 32, "AccountSid": "AC" + "7" * 32, "From": sender, "To": SERVICE_NUMBER,
               "Body": body, "NumMedia": "0"}
     if signature is None:
         signature = RequestValidator(AUTH_TOKEN).compute_signature(BASE_URL + "/twilio/inbound", params)
-    return client.post("/twilio/inbound", data=params, headers={"X-Twilio-Signature": signature})
+    before = _texts_to(client, sender)
+    response = client.post("/twilio/inbound", data=params, headers={"X-Twilio-Signature": signature})
+    response.replies = _texts_to(client, sender)[len(before):]
+    return response
+
+
+def _texts_to(client, number: str) -> list[str]:
+    """Bodies of the texts the Twilio-shaped server accepted for `number`, oldest first (read through its API)."""
+    from twilio.rest import Client
+
+    from notifier.delivery.channels.sms import _RebasedHttpClient
+
+    base = client.application.extensions["notifier"].settings.twilio_api_base_url
+    sdk = Client("AC" + "7" * 32, AUTH_TOKEN, http_client=_RebasedHttpClient(base, timeout=5), environment={})
+    return [m.body for m in reversed(sdk.messages.list(to=number))]
 
 
 def reply_of(response) -> str:
-    """The text of the TwiML reply ("" when we answer nothing)."""
-    found = re.search(r"<Message>(.*?)</Message>", response.get_data(as_text=True), re.S)
-    return html.unescape(found.group(1)) if found else ""
+    """The text of the reply ("" when we answer nothing); the TwiML answer itself is always empty."""
+    assert "<Message>" not in response.get_data(as_text=True)
+    return "\n".join(response.replies)
 
 
 def contacts(sessions):

@@ -16,6 +16,7 @@ from tests.subscribers.conftest import (
     csrf_token,
     everything,
     link_in,
+    reply_of,
     sign_up,
     text_in,
     text_of,
@@ -123,14 +124,14 @@ def test_sms_sign_up_texts_a_request_to_reply_yes(client, twilio_server, session
 def test_replying_yes_confirms_the_number(client, sessions):
     sign_up(client, phone=PHONE)
     response = text_in(client, PHONE, "Yes")
-    assert "alerts are on" in response.get_data(as_text=True)
+    assert "alerts are on" in reply_of(response)
     assert contacts(sessions) == [("sms", PHONE, "active")]
 
 
 def test_replying_oui_confirms_a_french_subscriber_in_french(client, sessions):
     sign_up(client, phone=PHONE, board="cepeo", language="fr")
     response = text_in(client, PHONE, "oui")
-    assert "activées" in response.get_data(as_text=True)
+    assert "activées" in reply_of(response)
     assert contacts(sessions) == [("sms", PHONE, "active")]
 
 

@@ -1,8 +1,8 @@
 """The one interface every way a message leaves the building implements (email, SMS, the local outbox).
 
-`Channel.send()` does the shared work (timing, masked logging, turning provider errors into
-`TemporaryDeliveryError` or `PermanentDeliveryError`); each provider implements only `_send()`. The delivery code
-never knows which provider is behind a channel.
+`Channel.send()` does the shared work (timing, masked logging, and making sure every failure is a `DeliveryError`
+that says whose fault it is: see `notifier.errors`); each provider implements only `_send()`, turning its own
+refusals into those errors. The delivery code never knows which provider is behind a channel.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from notifier.errors import DeliveryError, PermanentDeliveryError
+from notifier.errors import DeliveryError, MessageError
 from notifier.masking import mask
 
 log = logging.getLogger(__name__)
@@ -50,14 +50,16 @@ class Channel(ABC):
     name: str = "channel"
 
     def send(self, message: Message) -> Receipt:
-        """Send one message; raises `TemporaryDeliveryError` (retry later) or `PermanentDeliveryError` (never)."""
+        """Send one message; every failure raises a `DeliveryError` subclass saying whose fault it is."""
         started = time.monotonic()
         try:
             receipt = self._send(message)
         except DeliveryError as error:
-            kind = "permanent" if isinstance(error, PermanentDeliveryError) else "temporary"
-            log.warning("%s to %s failed (%s): %s", self.name, mask(message.to), kind, error)
+            log.warning("%s to %s failed (%s): %s", self.name, mask(message.to), type(error).__name__, error)
             raise
+        except Exception as error:  # anything else is this one message's problem, never the whole drain's
+            log.warning("%s to %s could not be sent: %s", self.name, mask(message.to), type(error).__name__)
+            raise MessageError(f"{type(error).__name__}: {error}"[:500]) from error
         log.debug("%s to %s sent as %s in %.0f ms", self.name, mask(message.to), receipt.provider_id,
                   (time.monotonic() - started) * 1000)
         return receipt

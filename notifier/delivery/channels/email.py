@@ -2,11 +2,14 @@
 
 `NOTIFIER_SMTP_URL` is `smtp://user:pass@host:587` (STARTTLS when the server offers it, and required before a
 password is sent to anything but loopback) or `smtps://user:pass@host:465` (TLS from the start).
-SMTP 4xx and connection trouble are temporary; 5xx refusals are permanent.
+Whose fault a refusal is follows RFC 5321 (reply codes) and RFC 3463 (enhanced status codes): a refused login,
+sender or relay is the account's (the channel pauses); a refused recipient is the recipient's; 4xx and
+connection trouble are temporary (421 and 451 also slow the shared rate down).
 """
 
 from __future__ import annotations
 
+import re
 import smtplib
 import ssl
 from contextlib import contextmanager
@@ -15,9 +18,18 @@ from email.utils import formataddr, formatdate, parseaddr
 from urllib.parse import unquote, urlsplit
 
 from notifier.delivery.channels.base import Channel, Message, Receipt
-from notifier.errors import ConfigError, PermanentDeliveryError, TemporaryDeliveryError
+from notifier.errors import (
+    AccountError,
+    ConfigError,
+    DeliveryError,
+    MessageError,
+    RecipientError,
+    TemporaryDeliveryError,
+)
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+ENHANCED = re.compile(r"^\s*([245])\.(\d{1,3})\.(\d{1,3})\b")
+PUSHBACK_CODES = {421, 451}
 
 
 class SmtpChannel(Channel):
@@ -79,7 +91,10 @@ class SmtpChannel(Channel):
                 self._close()
 
     def _send_over_connection(self, message: Message) -> Receipt:
-        email = self.build(message)
+        try:
+            email = self.build(message)
+        except (ValueError, TypeError) as error:  # e.g. a line break in the subject: this message alone fails
+            raise MessageError(f"the email could not be built: {error}") from None
         for attempt in (1, 2):  # a pooled connection may have been dropped by the server: reconnect once
             connection = self._connect()
             try:
@@ -91,13 +106,20 @@ class SmtpChannel(Channel):
                     raise TemporaryDeliveryError(f"SMTP server disconnected: {error}") from None
             except smtplib.SMTPRecipientsRefused as error:
                 code, reason = next(iter(error.recipients.values()))
-                raise _classify(code, reason) from None
+                raise self._refused("RCPT", code, reason) from None
+            except smtplib.SMTPSenderRefused as error:
+                raise self._refused("MAIL", error.smtp_code, error.smtp_error) from None
             except smtplib.SMTPResponseException as error:
-                raise _classify(error.smtp_code, error.smtp_error) from None
+                raise self._refused("DATA", error.smtp_code, error.smtp_error) from None
             except (OSError, smtplib.SMTPException) as error:
                 self._close()
                 raise TemporaryDeliveryError(f"SMTP: {type(error).__name__}: {error}") from None
         raise TemporaryDeliveryError("SMTP: could not send")  # pragma: no cover - loop always returns or raises
+
+    def _refused(self, stage: str, code: int, reason: bytes | str) -> DeliveryError:
+        if code == 421:  # the server is closing this connection
+            self._close()
+        return classify(stage, code, reason)
 
     def _connect(self) -> smtplib.SMTP:
         if self._connection is not None:
@@ -114,12 +136,15 @@ class SmtpChannel(Channel):
                     connection.ehlo()
                 elif self.username and self.host not in LOOPBACK:
                     connection.quit()
-                    raise PermanentDeliveryError("SMTP server offers no STARTTLS; refusing to send the password "
-                                                 "in clear text (use smtps:// or a server with STARTTLS)")
+                    raise AccountError("SMTP server offers no STARTTLS; refusing to send the password "
+                                       "in clear text (use smtps:// or a server with STARTTLS)")
             if self.username:
                 connection.login(self.username, self.password or "")
         except smtplib.SMTPAuthenticationError as error:
-            raise TemporaryDeliveryError(f"SMTP login refused ({error.smtp_code}); check NOTIFIER_SMTP_URL") from None
+            raise AccountError(f"SMTP login refused ({error.smtp_code}); check NOTIFIER_SMTP_URL",
+                               code=error.smtp_code) from None
+        except smtplib.SMTPResponseException as error:
+            raise classify("LOGIN", error.smtp_code, error.smtp_error) from None
         except (OSError, smtplib.SMTPException) as error:
             raise TemporaryDeliveryError(f"SMTP connection to {self.host}:{self.port} failed: {error}") from None
         self._connection = connection
@@ -134,8 +159,22 @@ class SmtpChannel(Channel):
             self._connection = None
 
 
-def _classify(code: int, reason: bytes | str) -> Exception:
+def classify(stage: str, code: int, reason: bytes | str) -> DeliveryError:
+    """Whose fault an SMTP refusal is, from the command refused (LOGIN, MAIL, RCPT, DATA) and its reply.
+
+    4xx: temporary (421 and 451 push back). 5xx: 530/534/535, any refusal of LOGIN or MAIL FROM, and a relay or
+    policy refusal of RCPT (5.7.x, "relay") are the account's; other RCPT refusals (5.1.x mailbox unknown, 551,
+    553) and 5.1.x/5.2.x after DATA are the recipient's; anything else after DATA is this message's alone.
+    """
     text = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
-    if 500 <= code < 600:
-        return PermanentDeliveryError(f"SMTP {code}: {text}", code=code)
-    return TemporaryDeliveryError(f"SMTP {code}: {text}")
+    described = f"SMTP {code} at {stage}: {text[:300]}"
+    if not 500 <= code < 600:
+        return TemporaryDeliveryError(described, code=code, pushback=code in PUSHBACK_CODES)
+    enhanced = ENHANCED.match(text)
+    subject = int(enhanced.group(2)) if enhanced else None
+    relay_refused = stage == "RCPT" and (subject == 7 or "relay" in text.lower())
+    if code in (530, 534, 535) or stage in ("LOGIN", "MAIL") or relay_refused:
+        return AccountError(described, code=code)
+    if stage == "RCPT" or subject in (1, 2):
+        return RecipientError(described, code=code)
+    return MessageError(described, code=code)

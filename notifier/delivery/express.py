@@ -1,0 +1,153 @@
+"""Messages a parent is waiting for (a confirmation, a manage link, the reply to a texted keyword).
+
+They go into the outbox with their words fixed (`payload`) and at the top priority, so they count against the
+sender's rate like every text and overtake a running fan-out: a sending process claims them within a second or
+two. The web process that asked waits for the outcome, so the page can say when the number is refused (Twilio
+21610: opted out; 21211: invalid). When no sending process runs (a test, a clock that is down), the web process
+sends them itself, through the same rate limiter, rather than leave the parent waiting.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterable
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from notifier.config import Settings
+from notifier.db import utcnow
+from notifier.delivery import channels as channel_registry
+from notifier.delivery import health, pacing, senders
+from notifier.delivery.channels import Message
+from notifier.delivery.claims import claim
+from notifier.delivery.outbox import Failure, OutboxRow, Priority, RowStatus
+from notifier.delivery.pacing import Pacer
+from notifier.delivery.sending import Job, limits, release, send_one
+
+log = logging.getLogger(__name__)
+
+SENT, OPTED_OUT, INVALID, FAILED = "sent", "opted_out", "invalid", "failed"
+WAIT_SECONDS = 15.0  # how long a page waits for a sending process before saying "sent" (the row is durable)
+
+
+def enqueue(session: Session, message: Message, contact_id: int | None, priority: int = Priority.ACCOUNT) -> int:
+    """Store `message` in the outbox, due now; returns its row id (the caller commits)."""
+    payload = {"to": message.to, "text": message.text, "reference": message.reference,
+               "language": message.language, "subject": message.subject, "html": message.html,
+               "headers": message.headers}
+    row = OutboxRow(contact_id=contact_id, channel=message.channel, digest_key=message.reference[:64], event_ids="",
+                    urgent=True, status=RowStatus.PENDING.value, due_at=utcnow(), attempts=0, priority=priority,
+                    payload=json.dumps(payload, ensure_ascii=False))
+    session.add(row)
+    session.flush()
+    return row.id
+
+
+def jobs(session: Session, ids: Iterable[int]) -> list[Job]:
+    """Jobs for claimed rows that carry their own words."""
+    rows = session.execute(select(OutboxRow.id, OutboxRow.channel, OutboxRow.payload, OutboxRow.attempts,
+                                  OutboxRow.claim, OutboxRow.claimed_at)
+                           .where(OutboxRow.id.in_(list(ids)), OutboxRow.payload.is_not(None))).all()
+    found = []
+    for row_id, channel, payload, attempts, claimed_by, claimed_at in rows:
+        data = json.loads(payload)
+        message = Message(channel=channel, to=data["to"], text=data["text"], reference=data["reference"],
+                          language=data.get("language") or "en", subject=data.get("subject"),
+                          html=data.get("html"), headers=data.get("headers") or {})
+        found.append(Job(row_id, channel, data["to"], message, attempts, claimed_by, claimed_at))
+    return found
+
+
+def deliver(sessions: sessionmaker[Session], settings: Settings, ids: list[int],
+            wait: float = WAIT_SECONDS) -> dict[int, str]:
+    """Get the rows `ids` sent (by a sending process, or here when none runs); each one's outcome."""
+    with sessions() as session:
+        alive = bool(senders.live(session))
+    if not alive:
+        _send_here(sessions, settings, ids)
+    return _await(sessions, ids, wait)
+
+
+def _send_here(sessions: sessionmaker[Session], settings: Settings, ids: list[int]) -> None:
+    token = senders.web_claim()
+    with sessions() as session:
+        paused = {p.channel for p in health.pauses(session)}
+        by_channel = dict(session.execute(select(OutboxRow.id, OutboxRow.channel).where(OutboxRow.id.in_(ids))).all())
+    built = channel_registry.build(settings)
+    for name in sorted(set(by_channel.values()) - paused):
+        mine = [i for i, channel in by_channel.items() if channel == name]
+        with sessions() as session, session.begin():
+            claimed = claim(session, name, utcnow(), len(mine), token, ids=mine)
+        with sessions() as session:
+            found = jobs(session, claimed)
+        pacer = _pacer(settings, name)
+        with built[name].session():
+            for job in found:
+                if not pacer.acquire(timeout=WAIT_SECONDS):  # left pending: a sending process will take it
+                    release(sessions, [job.row_id], token)
+                    continue
+                send_one(sessions, settings, built[name], job, token, _Direct(sessions), pacer.pushback)
+
+
+def _pacer(settings: Settings, channel: str) -> Pacer:
+    return pacing.shared(channel, limits(settings, channel)[1], settings.redis_url)
+
+
+class _Direct:
+    """Records "sent" at once (one or two messages: no batching needed)."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self.sessions = sessions
+
+    def sent(self, row_id: int, token: str | None, provider_id: str) -> None:
+        with self.sessions() as session, session.begin():
+            session.execute(update(OutboxRow).where(OutboxRow.id == row_id, OutboxRow.claim == token)
+                            .values(status=RowStatus.SENT.value, provider_id=provider_id, sent_at=utcnow(),
+                                    payload=None))
+
+
+def _await(sessions: sessionmaker[Session], ids: list[int], wait: float) -> dict[int, str]:
+    deadline = time.monotonic() + wait
+    outcomes: dict[int, str] = {}
+    while True:
+        with sessions() as session:
+            paused = {p.channel for p in health.pauses(session)}
+            rows = session.execute(select(OutboxRow.id, OutboxRow.channel, OutboxRow.status, OutboxRow.failure,
+                                          OutboxRow.attempts).where(OutboxRow.id.in_(ids))).all()
+        for row_id, channel, status, failure, attempts in rows:
+            if row_id in outcomes:
+                continue
+            outcome = _outcome(status, failure)
+            if outcome is None and status == RowStatus.PENDING.value and (attempts or channel in paused):
+                outcome = _give_up(sessions, row_id)  # the parent is asked to try again: no second copy later
+            if outcome is not None:
+                outcomes[row_id] = outcome
+        missing = [i for i in ids if i not in outcomes and i not in {r[0] for r in rows}]
+        outcomes.update(dict.fromkeys(missing, FAILED))
+        if len(outcomes) == len(ids) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    # Still queued when the page stops waiting: it will go out; the parent is told to look for it.
+    return {i: outcomes.get(i, SENT) for i in ids}
+
+
+def _outcome(status: str, failure: str | None) -> str | None:
+    if status == RowStatus.SENT.value:
+        return SENT
+    if status == RowStatus.FAILED.value:
+        return {Failure.OPTED_OUT.value: OPTED_OUT, Failure.INVALID.value: INVALID}.get(failure or "", FAILED)
+    if status == RowStatus.CANCELLED.value:
+        return FAILED
+    return None
+
+
+def _give_up(sessions: sessionmaker[Session], row_id: int) -> str | None:
+    with sessions() as session, session.begin():
+        done = session.execute(update(OutboxRow).where(OutboxRow.id == row_id,
+                                                       OutboxRow.status == RowStatus.PENDING.value)
+                               .values(status=RowStatus.CANCELLED.value, payload=None,
+                                       last_error="the parent was asked to try again"))
+    return FAILED if done.rowcount else None

@@ -1,0 +1,65 @@
+"""One rate per sender, shared by every process: evenly spaced slots, the cap never exceeded in any second,
+push-back halving the shared rate and the rate recovering gradually.
+
+The slots are judged, not the moments threads wake up: on a loaded machine a thread may wake late, which delays
+its own send and no other (the busiest second of real sends is measured by bench/fanout.py on a quiet machine).
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import time
+
+from notifier.delivery.pacing import RECOVERY_SECONDS, Pacer, spacing
+
+
+def _send_for(pacers: list[Pacer], seconds: float, threads: int = 3) -> list[float]:
+    times: list[float] = []
+    lock = threading.Lock()
+    end = time.time() + seconds
+
+    def run(pacer: Pacer) -> None:
+        while time.time() < end:
+            slot = pacer.acquire()
+            if slot:
+                with lock:
+                    times.append(slot)
+
+    workers = [threading.Thread(target=run, args=(p,)) for p in pacers for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return sorted(t for t in times if t < end)
+
+
+def _busiest(times: list[float]) -> int:
+    return max((bisect.bisect_left(times, t + 1.0) - i for i, t in enumerate(times)), default=0)
+
+
+def test_sends_are_spaced_evenly_and_never_exceed_the_cap_in_a_second():
+    times = _send_for([Pacer("sms", 20, None)], 3.0)
+    assert _busiest(times) <= 20
+    assert len(times) >= 0.95 * 20 * 3
+
+
+def test_two_processes_share_one_rate_through_redis(redis_url):
+    times = _send_for([Pacer("sms", 20, redis_url), Pacer("sms", 20, redis_url)], 3.0)
+    assert _busiest(times) <= 20 and len(times) >= 0.95 * 20 * 3
+
+
+def test_a_small_cap_is_spaced_a_little_wider_so_jitter_cannot_add_a_message_to_a_second():
+    assert spacing(1) > 1.0 and spacing(10) > 0.1
+    assert spacing(20) == 1 / 20 and spacing(100) == 1 / 100
+
+
+def test_push_back_halves_the_shared_rate_once_a_second_and_it_recovers(redis_url):
+    mine, other = Pacer("sms", 20, redis_url), Pacer("sms", 20, redis_url)
+    mine.pushback()
+    mine.pushback()  # the same burst of 429s counts once
+    assert 9.5 <= other.rate() <= 10.5  # every process slows down
+    factor, _, cut = mine.share.read()
+    mine.share.cut_to(factor, cut - RECOVERY_SECONDS)  # as if the recovery time had passed
+    mine._read_at = 0.0
+    assert mine.rate() == 20

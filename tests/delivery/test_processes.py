@@ -1,0 +1,120 @@
+"""Several sending processes (`python -m notifier worker`) on one outbox: one cap shared through Redis, push-back
+slowing them all, and a second sender refused when there is no Redis to share the cap."""
+
+from __future__ import annotations
+
+import bisect
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+from sqlalchemy import select
+
+from notifier.config import ROOT
+from notifier.delivery.senders import SenderRow
+from notifier.status import cycle
+from tests.conftest import make_subscriber
+
+CAP = 20
+
+
+def _worker(env: dict[str, str], *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "notifier", "worker", *args], cwd=ROOT, env={**os.environ, **env},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def _planned(sessions, settings, boards, count: int) -> set[str]:
+    cycle.run(sessions, str(settings.boards_file))
+    with sessions() as session, session.begin():
+        people = [make_subscriber(session, email=None) for _ in range(count)]
+        phones = {c.address for p in people for c in p.contacts}
+    boards.update("tdsb", status="closed")
+    from notifier.clock import tick
+
+    tick(settings, sessions, deliver=False)
+    return phones
+
+
+def _stop(workers: list[subprocess.Popen]) -> str:
+    errors = ""
+    for worker in workers:
+        worker.send_signal(signal.SIGTERM)
+    for worker in workers:
+        errors += worker.communicate(timeout=60)[1]
+    return errors
+
+
+def _wait_for(condition, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+@pytest.mark.faults
+def test_three_workers_hold_one_cap_together_and_nearly_reach_it(
+    sessions, fast_env, boards, twilio_server, redis_url
+):
+    from notifier.config import Settings
+
+    env = {**fast_env, "NOTIFIER_REDIS_URL": redis_url, "NOTIFIER_SMS_PER_SECOND": str(CAP),
+           "NOTIFIER_SMS_CONCURRENCY": "4"}
+    phones = _planned(sessions, Settings.from_env(env), boards, 300)
+    workers = [_worker(env) for _ in range(3)]
+    try:
+        _wait_for(lambda: len(twilio_server.messages) >= len(phones), 60)
+    finally:
+        errors = _stop(workers)
+    assert Counter(m["to"] for m in twilio_server.messages) == Counter(phones), errors[-2000:]
+    times = sorted(m["_created"].timestamp() for m in twilio_server.messages)
+    busiest = max(bisect.bisect_left(times, t + 1.0) - i for i, t in enumerate(times))
+    mean = (len(times) - 1) / (times[-1] - times[0])
+    assert mean >= CAP * 0.9, mean
+    if os.getloadavg()[0] > (os.cpu_count() or 1):  # arrivals at the in-test server bunch when it is starved
+        pytest.xfail(f"machine overloaded (load {os.getloadavg()[0]:.1f}): busiest second {busiest} not judged")
+    assert busiest <= CAP * 1.05 + 1, busiest  # +1: scheduling jitter of a test machine
+
+
+@pytest.mark.faults
+def test_push_back_slows_every_worker_and_each_text_still_goes_once(
+    sessions, fast_env, boards, twilio_server, redis_url
+):
+    import redis
+
+    from notifier.config import Settings
+
+    env = {**fast_env, "NOTIFIER_REDIS_URL": redis_url, "NOTIFIER_SMS_PER_SECOND": str(CAP),
+           "NOTIFIER_RETRY_BASE_SECONDS": "0.5"}
+    phones = sorted(_planned(sessions, Settings.from_env(env), boards, 80))
+    for phone in phones[:10]:
+        twilio_server.script(phone, (429, 20429))
+    workers = [_worker(env) for _ in range(2)]
+    try:
+        _wait_for(lambda: len(twilio_server.messages) >= len(phones), 60)
+        factor = redis.Redis.from_url(redis_url).hget("notifier:pace:sms:rate", "factor")
+    finally:
+        errors = _stop(workers)
+    assert Counter(m["to"] for m in twilio_server.messages) == Counter(phones), errors[-2000:]
+    assert factor is not None and float(factor) < 1.0
+    assert "pushed back" in errors
+
+
+def test_a_second_sender_without_redis_is_refused_with_a_clear_message(sessions, fast_env, engine):
+    first = _worker(fast_env)
+    try:
+        def registered() -> bool:
+            with sessions() as session:
+                return session.scalar(select(SenderRow).where(SenderRow.stopped_at.is_(None))) is not None
+
+        _wait_for(registered, 30)
+        second = _worker(fast_env, "--once")
+        _, errors = second.communicate(timeout=60)
+        assert second.returncode == 1
+        assert "NOTIFIER_REDIS_URL" in errors and "already sending" in errors
+    finally:
+        _stop([first])
+    with sessions() as session:
+        assert all(row.stopped_at is not None for row in session.scalars(select(SenderRow)))
