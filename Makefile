@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 export NOTIFIER_DEBUG ?= 1
+# make run serves this machine only (debug pages such as /dev/outbox hold working links); WEB_HOST=0.0.0.0 to share.
+WEB_HOST ?= 127.0.0.1
 
 VNU_VERSION := 26.9.27
 VNU_DIR := .cache/vnu
@@ -13,7 +15,7 @@ VNU_STAMP := $(VNU_DIR)/vnu-jar-$(VNU_VERSION).installed
 ## make run: create the virtualenv, apply migrations, start the web app and the clock (Procfile, via honcho)
 run: $(VENV)/.runtime
 	$(BIN)/python -m notifier db upgrade
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start web clock
+	WEB_HOST=$(WEB_HOST) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start web clock
 
 ## make test: the whole suite but the slow fault-injection tests (the browser tests use Debian's chromium and the
 ## HTML validity tests the W3C Nu HTML checker, both installed here if missing)

@@ -7,6 +7,15 @@ server at the same concurrency (measured in the same run), then checks every mes
 
     .venv/bin/python bench/fanout.py --subscribers 10000
     .venv/bin/python bench/fanout.py --subscribers 100000 --database-url postgresql://postgres@127.0.0.1/bench
+
+With `--workers N` it runs the real processes instead (`python -m notifier clock`, which sends too, and N
+`python -m notifier worker`, sharing one rate through Redis) at a realistic cap, and prints how close they held the
+cap (busiest 1-s window and mean rate, each divided by the cap), when the first text left after the cycle that
+recorded the closure started, how fast the clock planned (contacts/s, from its log), each process's peak RSS, and,
+with `--correct-after S`, how many stale texts left after a correction recorded S seconds after the first text:
+
+    .venv/bin/python bench/fanout.py --subscribers 2000 --workers 1 --cap 10 --correct-after 10 \
+        --database-url postgresql://postgres@127.0.0.1/bench --redis-url redis://127.0.0.1:6379/7
 """
 
 from __future__ import annotations
@@ -44,6 +53,7 @@ def _peers(ready, stop) -> None:
 
     texts: Counter = Counter()
     mails: Counter = Counter()  # (recipient, Message-ID) -> times received
+    arrivals: dict[str, list] = {"sms": [], "email": []}  # [arrival time, recipient], for --workers runs
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -60,11 +70,16 @@ def _peers(ready, stop) -> None:
             with lock:
                 texts[to] += 1
                 number = sum(texts.values())
+                arrivals["sms"].append([time.time(), to])
             sid = f"SM{number:032x}"
             self._json(201, {"sid": sid, "to": to, "status": "queued", "body": form.get("Body", [""])[0],
                              "account_sid": ACCOUNT_SID, "num_segments": "1", "direction": "outbound-api"})
 
         def do_GET(self) -> None:  # noqa: N802
+            if urlsplit(self.path).path == "/_arrivals":
+                with lock:
+                    self._json(200, arrivals)
+                return
             if urlsplit(self.path).path == "/_stats":
                 with lock:
                     per_mail = Counter(rcpt for rcpt, _ in mails)
@@ -91,6 +106,7 @@ def _peers(ready, stop) -> None:
             with lock:
                 for rcpt in envelope.rcpt_tos:
                     mails[(rcpt, match.group(1).decode() if match else "")] += 1
+                    arrivals["email"].append([time.time(), rcpt])
             return "250 OK"
 
     http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -181,6 +197,14 @@ def main() -> int:
                         help="record the change and plan every digest, send nothing (memory at very large N)")
     parser.add_argument("--sms-only", action="store_true",
                         help="every subscriber by SMS (diagnostic: the SMS path without email sharing the CPU)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="run the real processes: the clock (which sends) and this many workers")
+    parser.add_argument("--cap", type=float, default=10.0, help="texts per second, shared (with --workers)")
+    parser.add_argument("--email-cap", type=float, default=50.0, help="emails per second, shared (with --workers)")
+    parser.add_argument("--redis-url", help="shared rate between the processes (needed with --workers >= 1)")
+    parser.add_argument("--correct-after", type=float, default=None,
+                        help="seconds after the first text: record the correction (the board open again)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="give up waiting after this many seconds")
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="fanout-"))
@@ -191,6 +215,8 @@ def main() -> int:
     twilio_port, smtp_port = receiver.recv()
     twilio_url = f"http://127.0.0.1:{twilio_port}"
     try:
+        if args.workers is not None:
+            return run_processes(args, workdir, twilio_url, smtp_port)
         return run(args, workdir, twilio_url, smtp_port)
     finally:
         stop.set()
@@ -198,17 +224,10 @@ def main() -> int:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def run(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
-    from sqlalchemy import func, select, text
-
-    from notifier import clock, migrate
-    from notifier.config import Settings
-    from notifier.db import make_engine, make_sessionmaker
-    from notifier.delivery.outbox import OutboxRow
-    from notifier.status import cycle
-
+def environment(args, workdir: Path, twilio_url: str, smtp_port: int) -> dict[str, str]:
+    """The settings of every process of the run, as environment variables."""
     database_url = args.database_url or f"sqlite:///{workdir / 'bench.sqlite3'}"
-    settings = Settings.from_env({
+    return {
         "NOTIFIER_DATABASE_URL": database_url, "NOTIFIER_BOARDS_FILE": str(workdir / "boards.yaml"),
         "NOTIFIER_SECRET_KEY": "bench", "NOTIFIER_BASE_URL": "https://status.example.org",
         "NOTIFIER_INSTANCE_DIR": str(workdir), "NOTIFIER_SMS_QUIET_HOURS": "",
@@ -217,7 +236,18 @@ def run(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
         "TWILIO_API_BASE_URL": twilio_url, "NOTIFIER_SMS_PER_SECOND": "1000000",
         "NOTIFIER_EMAIL_PER_SECOND": "1000000", "NOTIFIER_SMS_CONCURRENCY": str(args.sms_concurrency),
         "NOTIFIER_EMAIL_CONCURRENCY": str(args.email_concurrency),
-    })
+        "NOTIFIER_FOLLOW_BOARDS_FILE": "1",  # the run edits boards.yaml as a developer would; the clock publishes it
+    }
+
+
+def prepare(args, settings):
+    """A fresh schema with the subscribers, and the boards as the clock first saw them."""
+    from sqlalchemy import text
+
+    from notifier import migrate
+    from notifier.db import make_engine, make_sessionmaker
+    from notifier.status import cycle
+
     shutil.copy(ROOT / "boards.yaml", settings.boards_file)
     engine = make_engine(settings.database_url)
     if engine.dialect.name == "postgresql":
@@ -231,10 +261,26 @@ def run(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
     populate(sessions, args.subscribers, args.sms_only)
     print(f"{args.subscribers:,} subscribers created in {time.perf_counter() - started:.1f} s "
           f"(peak RSS so far {peak_rss_mb():.0f} MB)")
-    cycle.run(sessions, str(settings.boards_file))
+    cycle.run(sessions, str(settings.boards_file), follow=True)
+    return engine, sessions
+
+
+def set_status(settings, old: str, new: str) -> None:
     source = settings.boards_file.read_text()
     block = source.index(f"- id: {BOARD}\n")
-    settings.boards_file.write_text(source[:block] + source[block:].replace("status: open", "status: closed", 1))
+    settings.boards_file.write_text(source[:block] + source[block:].replace(f"status: {old}", f"status: {new}", 1))
+
+
+def run(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
+    from sqlalchemy import func, select
+
+    from notifier import clock
+    from notifier.config import Settings
+    from notifier.delivery.outbox import OutboxRow
+
+    settings = Settings.from_env(environment(args, workdir, twilio_url, smtp_port))
+    engine, sessions = prepare(args, settings)
+    set_status(settings, "open", "closed")
 
     if args.plan_only:
         started = time.perf_counter()
@@ -293,6 +339,153 @@ def run(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
           f"expected {expected_sms:,} and {expected_email:,})")
     engine.dispose()
     return 0 if exactly_once else 1
+
+
+def _vm_hwm_mb(pid: int) -> float:
+    """A live process's peak resident memory (VmHWM), in MB; 0 when it cannot be read."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _busiest_second(times: list[float]) -> int:
+    import bisect
+
+    return max((bisect.bisect_left(times, t + 1.0) - i for i, t in enumerate(times)), default=0)
+
+
+def run_processes(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
+    """The clock (sending too) and `--workers` workers as real processes, at `--cap` texts/s shared through Redis."""
+    import signal
+    import subprocess
+
+    import requests
+    from sqlalchemy import func, select
+
+    from notifier.config import Settings
+    from notifier.delivery.outbox import OutboxRow
+    from notifier.status.history import ChangeEvent, Cycle
+
+    if args.workers and not args.redis_url:
+        print("--workers >= 1 needs --redis-url: several senders share one rate through Redis", file=sys.stderr)
+        return 2
+    env = {**environment(args, workdir, twilio_url, smtp_port), "NOTIFIER_SMS_PER_SECOND": str(args.cap),
+           "NOTIFIER_EMAIL_PER_SECOND": str(args.email_cap), "NOTIFIER_CHECK_INTERVAL": "1"}
+    if args.redis_url:
+        import redis
+
+        redis.Redis.from_url(args.redis_url).flushdb()  # no pace left from an earlier run
+        env["NOTIFIER_REDIS_URL"] = args.redis_url
+    settings = Settings.from_env(env)
+    engine, sessions = prepare(args, settings)
+    full_env = {**{k: v for k, v in os.environ.items() if not k.startswith(("NOTIFIER_", "TWILIO_"))}, **env,
+                "PYTHONUNBUFFERED": "1"}
+    logs = {}
+    procs = {}
+
+    def start(name: str, command: str) -> None:
+        logs[name] = workdir / f"{name}.log"
+        procs[name] = subprocess.Popen([sys.executable, "-m", "notifier", command], cwd=ROOT, env=full_env,
+                                       stdout=logs[name].open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+
+    def log_text(name: str) -> str:
+        return logs[name].read_text(errors="replace")
+
+    def wait(condition, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if condition():
+                return True
+            time.sleep(0.1)
+        return False
+
+    def arrivals() -> dict:
+        return requests.get(f"{twilio_url}/_arrivals", timeout=30).json()
+
+    def newest_event():
+        with sessions() as session:
+            return session.scalar(select(ChangeEvent).order_by(ChangeEvent.id.desc()).limit(1))
+
+    start("clock", "clock")
+    for number in range(args.workers):
+        start(f"worker-{number + 1}", "worker")
+    peaks: dict[str, float] = {}
+    try:
+        wait(lambda: "sending loop started" in log_text("clock"), 60)
+        wait(lambda: all("sending loop started" in log_text(n) for n in procs), 60)
+        set_status(settings, "open", "closed")
+        wait(lambda: arrivals()["sms"], args.timeout)
+        corrected_at = None
+        if args.correct_after is not None:
+            first = arrivals()["sms"][0][0]
+            time.sleep(max(0.0, first + args.correct_after - time.time()))
+            set_status(settings, "closed", "open")
+            wait(lambda: newest_event().after == "open", 60)
+            corrected_at = newest_event().recorded_at.timestamp()
+        seen = [-1]
+
+        def settled() -> bool:
+            with sessions() as session:
+                waiting = session.scalar(select(func.count()).where(OutboxRow.status.in_(("pending", "sending"))))
+            count = sum(len(v) for v in arrivals().values())
+            done = not waiting and count == seen[0]
+            seen[0] = count
+            return done
+
+        wait(lambda: settled() or time.sleep(2.0), args.timeout)
+        for name, proc in procs.items():
+            peaks[name] = _vm_hwm_mb(proc.pid)
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in procs.values():
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    seen_by = arrivals()
+    with sessions() as session:
+        closure = session.scalar(select(ChangeEvent).where(ChangeEvent.cycle_id.is_not(None))
+                                 .order_by(ChangeEvent.id).limit(1))
+        cycle_start = session.get(Cycle, closure.cycle_id).started_at.timestamp()
+    texts = sorted(t for t, _ in seen_by["sms"])
+    mails = sorted(t for t, _ in seen_by["email"])
+    planning = re.findall(r"planned (\d+) digest\(s\) for (\d+) contact\(s\) in ([\d.]+) s, (\d+) contacts/s",
+                          log_text("clock"))
+    print(f"database: {engine.dialect.name}; redis: {'yes' if args.redis_url else 'no'}; clock + {args.workers} "
+          f"worker(s); cap {args.cap:g} texts/s, {args.email_cap:g} emails/s")
+    for name, times, cap in (("texts", texts, args.cap), ("emails", mails, args.email_cap)):
+        if len(times) > 1:
+            mean = (len(times) - 1) / (times[-1] - times[0])
+            print(f"{name}: {len(times):,} received; busiest 1-s window {_busiest_second(times)} = "
+                  f"{_busiest_second(times) / cap:.2f} x cap; mean {mean:.2f}/s = {mean / cap:.2f} x cap")
+    if texts:
+        print(f"first text {texts[0] - cycle_start:.2f} s after the start of the cycle that recorded the closure")
+    for created, contacts, took, rate in planning:
+        print(f"planning: {contacts} contact(s) -> {created} digest(s) in {took} s = {rate} contacts/s")
+    print("peak RSS: " + ", ".join(f"{name} {mb:.0f} MB" for name, mb in peaks.items())
+          + f", bench (peers excluded) {peak_rss_mb():.0f} MB")
+    if corrected_at is not None:
+        print(f"correction recorded {corrected_at - cycle_start:.1f} s after the closure's cycle started:")
+        for channel, name in (("sms", "texts"), ("email", "emails")):
+            firsts: dict[str, float] = {}
+            counts: Counter = Counter()
+            for at, to in sorted(seen_by[channel]):
+                firsts.setdefault(to, at)
+                counts[to] += 1
+            stale = sum(1 for at in firsts.values() if at > corrected_at)
+            print(f"  {name}: {stale} stale left after it; {len(counts)} recipient(s) got the closure, "
+                  f"{sum(1 for n in counts.values() if n == 2)} of them the correction exactly once, "
+                  f"{sum(1 for n in counts.values() if n == 1)} not yet or never, "
+                  f"{sum(1 for n in counts.values() if n > 2)} more than twice")
+    engine.dispose()
+    return 0
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 
 A scheduler inside web workers would run once per worker and message every parent several times, so the web app
 never starts one. Jobs are plain functions; `python -m notifier tick` runs the same cycle once. The clock runs a
-cycle every NOTIFIER_CHECK_INTERVAL seconds, once more at NOTIFIER_DAILY_DIGEST_AT for the daily summaries, and
-within about two seconds of `request_wakeup` (the staff console's "publish": a flag in the database, polled).
+cycle every NOTIFIER_CHECK_INTERVAL seconds, once more at NOTIFIER_DAILY_DIGEST_AT for the daily summaries (and the
+morning reminders while a disruption lasts), and within about two seconds of `request_wakeup` (the staff console's
+"publish": a flag in the database, polled).
 
 A cycle records changes and plans digests, and returns in seconds whatever is queued: it never sends. Sending is
 the sending loop's (`delivery.drain.SendingLoop`), which this process runs in threads of its own unless
@@ -29,7 +30,7 @@ from notifier.delivery import health
 from notifier.delivery.drain import DrainStats, SendingLoop, drain
 from notifier.delivery.outbox import ClockState
 from notifier.delivery.senders import SenderRefused
-from notifier.notices import compose, planning
+from notifier.notices import compose, planning, reminders
 from notifier.status import cycle
 from notifier.status.cycle import AfterRecord, CycleResult
 from notifier.subscribers import signup
@@ -53,10 +54,12 @@ def sending_loop(settings: Settings, sessions: sessionmaker[Session], kind: str)
 
 
 def cycle_steps(settings: Settings, deliver: bool = True) -> list[AfterRecord]:
-    """What runs after changes are recorded: planning digests. Never sending (`deliver` is kept for callers)."""
+    """What runs after changes are recorded: planning digests, then (on a weekday at the daily-summary time) morning
+    reminders, which skip whoever that morning's summary reaches. Never sending (`deliver` is kept for callers)."""
 
     def plan(sessions: sessionmaker[Session], result: CycleResult, now: datetime) -> None:
         planning.plan(sessions, settings, now)
+        reminders.plan(sessions, settings, now)
 
     return [plan]
 
@@ -70,7 +73,8 @@ def tick(settings: Settings, sessions: sessionmaker[Session] | None = None, deli
     """
     if sessions is None:
         sessions = make_sessionmaker(make_engine(settings.database_url))
-    result = cycle.run(sessions, str(settings.boards_file), after_record=cycle_steps(settings))
+    result = cycle.run(sessions, str(settings.boards_file), after_record=cycle_steps(settings),
+                       follow=settings.follow_boards_file)
     if deliver:
         try:
             send_due(settings, sessions, kind="tick")

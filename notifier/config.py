@@ -29,6 +29,8 @@ class Settings:
     base_url: str
     secret_key: str
     debug: bool = False
+    # Development only: keep the checkout's boards.yaml and the published document in step both ways.
+    follow_boards_file: bool = False
     instance_dir: Path = INSTANCE
     outbox_dir: Path = INSTANCE / "outbox"
     smtp_url: str | None = None
@@ -54,6 +56,7 @@ class Settings:
     max_attempts: int = 10
     claim_lease_seconds: int = 600
     signup_limit_per_ip: int = 30
+    trusted_proxies: int = 0  # proxies in front of the app whose X-Forwarded-* headers are believed
     signup_limit_per_contact: int = 3
     confirmation_sms_per_hour: int = 200
     staff_session_minutes: int = 60 * 12
@@ -80,6 +83,7 @@ class Settings:
             base_url=(_url(env, "NOTIFIER_BASE_URL", required=False) or "http://localhost:5000").rstrip("/"),
             secret_key=env.get("NOTIFIER_SECRET_KEY") or _local_secret(instance),
             debug=debug,
+            follow_boards_file=_flag(env, "NOTIFIER_FOLLOW_BOARDS_FILE", default=debug),
             instance_dir=instance,
             outbox_dir=Path(env.get("NOTIFIER_OUTBOX_DIR") or instance / "outbox"),
             smtp_url=_smtp_url(env),
@@ -100,6 +104,7 @@ class Settings:
             max_attempts=int(_number(env, "NOTIFIER_MAX_ATTEMPTS", 10, minimum=1)),
             claim_lease_seconds=int(_number(env, "NOTIFIER_CLAIM_LEASE", 600, minimum=10)),
             signup_limit_per_ip=int(_number(env, "NOTIFIER_SIGNUP_LIMIT_PER_IP", 30, minimum=1)),
+            trusted_proxies=_whole(env, "NOTIFIER_TRUSTED_PROXIES", 0, maximum=5),
             signup_limit_per_contact=int(_number(env, "NOTIFIER_SIGNUP_LIMIT_PER_CONTACT", 3, minimum=1)),
             confirmation_sms_per_hour=int(_number(env, "NOTIFIER_CONFIRMATION_SMS_PER_HOUR", 200, minimum=1)),
             staff_session_minutes=int(_number(env, "NOTIFIER_STAFF_SESSION_MINUTES", 720, minimum=1)),
@@ -162,6 +167,13 @@ def _number(env: Mapping[str, str], name: str, default: float, minimum: float, m
         bounds = f"at least {minimum:g}" + (f" and at most {maximum:g}" if maximum is not None else "")
         raise ConfigError(f"{name}={raw!r}: must be {bounds}")
     return value
+
+
+def _whole(env: Mapping[str, str], name: str, default: int, maximum: int) -> int:
+    value = _number(env, name, default, minimum=0, maximum=maximum)
+    if value != int(value):
+        raise ConfigError(f"{name}={env.get(name)!r}: expected a whole number")
+    return int(value)
 
 
 def _url(env: Mapping[str, str], name: str, required: bool) -> str | None:

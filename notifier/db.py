@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import DateTime, Engine, MetaData, String, create_engine, event, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -95,6 +96,39 @@ class Lock(Base):
 def hold_lock(session: Session, name: str) -> None:
     """Take the named lock for the rest of `session`'s transaction (waits while another process holds it)."""
     held = session.execute(update(Lock).where(Lock.name == name).values(held_at=utcnow()))
-    if held.rowcount == 0:  # first use: create the row, then lock it
-        session.add(Lock(name=name, held_at=utcnow()))
-        session.flush()
+    if held.rowcount:
+        return
+    try:  # first use: create the row, which holds it until commit
+        with session.begin_nested():
+            session.add(Lock(name=name, held_at=utcnow()))
+    except IntegrityError:  # another process created it at the same moment: wait for it like any other time
+        session.execute(update(Lock).where(Lock.name == name).values(held_at=utcnow()))
+
+
+def insert_many(session: Session, table, rows: list[dict], batch: int = 5000) -> None:
+    """Insert many rows with the driver's own executemany: for bulk imports, where SQLAlchemy's work per row
+    would cost more than the database's. Each column's bind processing runs once per distinct value."""
+    if not rows:
+        return
+    connection = session.connection()
+    dialect = connection.dialect
+    names = list(rows[0])
+    processors = [table.c[name].type._cached_bind_processor(dialect) for name in names]
+    memos: list[dict] = [{} for _ in names]
+    quote = dialect.identifier_preparer.quote
+    mark = "?" if dialect.paramstyle == "qmark" else "%s"
+    sql = (f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) "  # noqa: S608 - quoted names
+           f"VALUES ({', '.join([mark] * len(names))})")
+
+    def value(index: int, raw):
+        processor = processors[index]
+        if processor is None or raw is None:
+            return raw
+        memo = memos[index]
+        if raw not in memo:
+            memo[raw] = processor(raw)
+        return memo[raw]
+
+    for start in range(0, len(rows), batch):
+        connection.exec_driver_sql(sql, [tuple(value(i, row[name]) for i, name in enumerate(names))
+                                         for row in rows[start:start + batch]])

@@ -13,6 +13,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from babel.dates import format_date, format_datetime, format_time, get_date_format, get_datetime_format
+from babel.numbers import format_decimal
 
 from notifier.links import in_language
 
@@ -40,6 +41,11 @@ def moment(value: datetime | str | None, language: str, style: str = "long") -> 
     return pattern.replace("{1}", day).replace("{0}", clock)
 
 
+def number(value: float, language: str) -> str:
+    """'250,000' / '250 000', '0.5' / '0,5': a count or a rate as the language writes it (Babel, CLDR)."""
+    return format_decimal(value, format="#,##0.##", locale=_locale(language))
+
+
 def html_datetime(value: datetime) -> str:
     """A `<time datetime>` value: whole seconds and an offset, since HTML allows at most three digits of fraction."""
     aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)  # the database keeps UTC
@@ -59,8 +65,8 @@ def _locale(language: str) -> str:
 
 
 def install_filters(env: Any, language: Language) -> None:
-    """Register the `moment`, `html_datetime`, `pick` and `in_language` filters on a Jinja environment; `language`
-    may be a callable."""
+    """Register the `moment`, `html_datetime`, `pick`, `in_language` and `number` filters on a Jinja environment;
+    `language` may be a callable."""
 
     def current() -> str:
         return language() if callable(language) else language
@@ -69,3 +75,12 @@ def install_filters(env: Any, language: Language) -> None:
     env.filters["html_datetime"] = html_datetime
     env.filters["pick"] = lambda bilingual: bilingual.pick(current()) if bilingual is not None else ("", current())
     env.filters["in_language"] = lambda url: in_language(url, current())
+    env.filters["number"] = lambda value: number(value, current())
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: str) -> str:
+    """A CSV cell a spreadsheet will not run: one starting like a formula (= + - @ tab CR) gets a leading '."""
+    return "'" + value if value.startswith(FORMULA_STARTS) else value

@@ -4,7 +4,8 @@ any link carrying the reader's language.
 Links are absolute (NOTIFIER_BASE_URL) and signed with NOTIFIER_SECRET_KEY by `itsdangerous`, each kind with its
 own salt so one kind of token never opens another kind of page. They carry a timestamp and expire: confirmation
 after 7 days (unconfirmed sign-ups are deleted then), manage links after 90 days (a fresh one is a form away),
-unsubscribe links after 400 days (CASL wants at least 60).
+unsubscribe links after 400 days (CASL wants at least 60). A family's calendar link never expires (a calendar app
+cannot ask for a fresh one); it stops working when the family leaves.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def _serializer(settings: Any, kind: str) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(settings.secret_key, salt=f"notifier-{kind}")
 
 
-def _load(settings: Any, kind: str, token: str, max_age: int) -> Any:
+def _load(settings: Any, kind: str, token: str, max_age: int | None) -> Any:
     try:
         return _serializer(settings, kind).loads(token, max_age=max_age)
     except SignatureExpired:
@@ -66,6 +67,12 @@ def unsubscribe_url(settings: Any, contact_id: int) -> str:
     return f"{settings.base_url}/unsubscribe/{_serializer(settings, 'unsubscribe').dumps(contact_id)}"
 
 
+def calendar_url(settings: Any, subscriber_id: int, scheme: str = "https") -> str:
+    """The family's own calendar feed (their boards and panels); `scheme` "webcal" opens it in a calendar app."""
+    url = f"{settings.base_url}/calendar/{_serializer(settings, 'calendar').dumps(subscriber_id)}/family.ics"
+    return "webcal://" + url.split("://", 1)[1] if scheme == "webcal" else url
+
+
 def confirm_url(settings: Any, contact_id: int, address: str) -> str:
     """The double opt-in link for an email contact; bound to the address, so it confirms nothing else."""
     token = _serializer(settings, "confirm").dumps([contact_id, _fingerprint(address)])
@@ -75,6 +82,14 @@ def confirm_url(settings: Any, contact_id: int, address: str) -> str:
 def read_manage(settings: Any, token: str) -> int:
     """The subscriber id in a manage link; raises `LinkError`."""
     value = _load(settings, "manage", token, MANAGE_MAX_AGE)
+    if not isinstance(value, int):
+        raise LinkError("invalid")
+    return value
+
+
+def read_calendar(settings: Any, token: str) -> int:
+    """The subscriber id in a calendar link (no expiry); raises `LinkError`."""
+    value = _load(settings, "calendar", token, None)
     if not isinstance(value, int):
         raise LinkError("invalid")
     return value

@@ -32,8 +32,8 @@ def mask(contact: str) -> str:
     return mask_email(contact) if "@" in contact else mask_phone(contact)
 
 
-# A signed link's secret part: everything after /manage/, /unsubscribe/, /confirm/ or (staff) /signin/.
-LINK_TOKEN = re.compile(r"(/(?:manage|unsubscribe|confirm|signin)/)(?![*<{])[^\s/?#\"'<>*]{8,}")
+# A signed link's secret part: everything after /manage/, /unsubscribe/, /confirm/, /calendar/ or (staff) /signin/.
+LINK_TOKEN = re.compile(r"(/(?:manage|unsubscribe|confirm|calendar|signin)/)(?![*<{])[^\s/?#\"'<>*]{8,}")
 PATTERNS: dict[str, re.Pattern[str]] = {
     "email": re.compile(r"(?<![\w.%+*\-])[A-Za-z0-9][A-Za-z0-9._%+\-]*@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*"
                         r"\.[A-Za-z]{2,}"),

@@ -124,10 +124,17 @@ def boards_file(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def env(database_url: str, boards_file: Path, tmp_path: Path, engine) -> dict[str, str]:
-    """Environment settings for an app or a command under test (local outbox; no provider configured)."""
+    """Environment settings for an app or a command under test (local outbox; no provider configured).
+
+    The suite edits its private boards.yaml the way a developer does, so it runs with development's follow mode
+    (NOTIFIER_FOLLOW_BOARDS_FILE=1): an edit of the file is published as a new status document version when a
+    process next looks. Production's way (the file only seeds; `boards import` publishes) has its own tests in
+    tests/status/test_published.py, which turn follow mode off.
+    """
     return {
         "NOTIFIER_DATABASE_URL": database_url,
         "NOTIFIER_BOARDS_FILE": str(boards_file),
+        "NOTIFIER_FOLLOW_BOARDS_FILE": "1",
         "NOTIFIER_SECRET_KEY": "test-secret-key",
         "NOTIFIER_BASE_URL": BASE_URL,
         "NOTIFIER_INSTANCE_DIR": str(tmp_path / "instance"),
@@ -360,13 +367,14 @@ def make_subscriber(session, **overrides) -> Subscriber:
     """A confirmed family following TDSB's both panels by email and SMS; override any part.
 
     Keys: language, notify_on_effect, email (None for no email), phone (None for no SMS), frequency (both contacts),
-    email_frequency, sms_frequency, status, follows [(board, panel)], seen_event_id (default: the newest event).
+    email_frequency, sms_frequency, status, follows [(board, panel)], seen_event_id (default: the newest event),
+    morning_reminder.
     """
     number = next(_numbers)
     options = {
         "language": "en", "notify_on_effect": False, "email": f"parent{number}@example.org", "phone": phone(),
         "frequency": "immediate", "status": "active", "follows": [("tdsb", p) for p in BOTH],
-        "seen_event_id": None,
+        "seen_event_id": None, "morning_reminder": False,
     }
     options.update(overrides)
     seen = latest_event_id(session) if options["seen_event_id"] is None else options["seen_event_id"]
@@ -375,7 +383,8 @@ def make_subscriber(session, **overrides) -> Subscriber:
         if address:
             frequency = options.get(f"{channel}_frequency") or options["frequency"]
             subscriber.contacts.append(Contact(channel=channel, address=address, status=options["status"],
-                                               frequency=frequency, seen_event_id=seen))
+                                               frequency=frequency, seen_event_id=seen,
+                                               morning_reminder=options["morning_reminder"]))
     for board_id, panel in options["follows"]:
         subscriber.follows.append(Follow(board_id=board_id, panel=panel))
     session.add(subscriber)
@@ -416,7 +425,8 @@ def run(sessions, fast_settings):
 
     def run_cycle(now: datetime = NOW, settings: Settings | None = None, deliver: bool = True):
         chosen = settings or fast_settings
-        result = cycle.run(sessions, str(chosen.boards_file), now=now, after_record=cycle_steps(chosen))
+        result = cycle.run(sessions, str(chosen.boards_file), now=now, after_record=cycle_steps(chosen),
+                           follow=chosen.follow_boards_file)
         if deliver:
             send_due(chosen, sessions, now=now)
         return result

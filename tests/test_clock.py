@@ -143,7 +143,7 @@ def test_a_cycle_records_and_plans_and_returns_without_sending(sessions, fast_se
     from notifier.status import cycle
     from tests.conftest import make_subscriber, outbox_rows
 
-    cycle.run(sessions, str(fast_settings.boards_file))
+    cycle.run(sessions, str(fast_settings.boards_file), follow=True)
     with sessions() as session, session.begin():
         for _ in range(300):
             make_subscriber(session, email=None)
@@ -167,7 +167,7 @@ def test_the_clock_process_sends_through_its_own_sending_loop(sessions, fast_env
     from notifier.status import cycle
     from tests.conftest import make_subscriber
 
-    cycle.run(sessions, str(fast_settings.boards_file))
+    cycle.run(sessions, str(fast_settings.boards_file), follow=True)
     with sessions() as session, session.begin():
         phones = {c.address for _ in range(5) for c in make_subscriber(session, email=None).contacts}
     boards.update("tdsb", status="closed")

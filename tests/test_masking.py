@@ -78,7 +78,7 @@ def test_a_fan_out_a_crash_recovery_and_the_webhooks_log_no_whole_address(
     from notifier.status import cycle
     from tests.subscribers.conftest import sign_up
 
-    cycle.run(sessions, str(fast_settings.boards_file))
+    cycle.run(sessions, str(fast_settings.boards_file), follow=True)
     with sessions() as session, session.begin():
         people = [make_subscriber(session) for _ in range(30)]
         addresses = {c.address for p in people for c in p.contacts}

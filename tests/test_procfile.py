@@ -145,3 +145,16 @@ def test_make_runs_processes_write_nothing_outside_the_project_folder(tmp_path):
 def written(folders: dict[str, Path]) -> dict[str, list[str]]:
     """What each folder holds now."""
     return {name: sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) for name, folder in folders.items()}
+
+
+def test_the_web_line_binds_the_host_it_is_given_and_every_interface_by_default():
+    from tests.support.processes import command
+
+    assert "127.0.0.1:5000" in command("web", {"WEB_HOST": "127.0.0.1", "PORT": "5000"})
+    assert "0.0.0.0:5000" in command("web", {})  # platforms route to the container's interface
+
+
+def test_make_run_serves_on_this_machine_only():
+    dry = subprocess.run(["make", "-n", "run"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    [start] = [line for line in dry.stdout.splitlines() if "honcho" in line and "start" in line]
+    assert "WEB_HOST=127.0.0.1" in start

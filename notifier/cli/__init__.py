@@ -31,6 +31,6 @@ def cli() -> None:
     masking.install(secrets())
 
 
-for command in (boards.check, processes.web, processes.clock, processes.tick, processes.worker, database.db,
-                status.status, channels.channels, staff.staff_group, subscribers.subscribers):
+for command in (boards.check, boards.boards_group, processes.web, processes.clock, processes.tick, processes.worker,
+                database.db, status.status, channels.channels, staff.staff_group, subscribers.subscribers):
     cli.add_command(command)

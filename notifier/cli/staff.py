@@ -9,10 +9,9 @@ import getpass
 
 import click
 
+from notifier.cli.boards import published_status
 from notifier.db import make_engine, make_sessionmaker, transaction, utcnow
-from notifier.errors import BoardFileError
 from notifier.staff import accounts, audit
-from notifier.status import document
 
 
 def _sessions():
@@ -42,10 +41,7 @@ def staff_group() -> None:
 def add(email: str, boards: tuple[str, ...], admin: bool) -> None:
     """Give EMAIL access to the console for the given boards (adds boards to an existing account)."""
     config, sessions = _sessions()
-    try:
-        known = [b.id for b in document.load(config.boards_file).status.boards]
-    except BoardFileError as error:
-        raise click.ClickException(f"boards.yaml is invalid, fix it first:\n{error}") from None
+    known = [b.id for b in published_status(config, sessions).boards]
     try:
         with transaction(sessions) as session:
             member = accounts.add(session, email, boards, admin, known)

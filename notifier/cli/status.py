@@ -1,14 +1,17 @@
 """`python -m notifier status`: paused channels first, then what is queued, sent, failed and delivered per channel, how
-the last cycle went, and which processes are sending."""
+far the latest publish has got (per channel: sent, remaining, failed, rate, expected end), how the last cycle went,
+and which processes are sending."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 import click
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from notifier.db import make_engine, make_sessionmaker
-from notifier.delivery import health, senders
+from notifier.db import make_engine, make_sessionmaker, utcnow
+from notifier.delivery import health, progress, senders
 from notifier.delivery.outbox import DeliveryReceipt, OutboxRow
 from notifier.status.history import last_cycle
 
@@ -33,23 +36,51 @@ def counts(session: Session) -> dict[str, dict[str, int]]:
     return table
 
 
+def progress_lines(found: progress.PublishProgress | None, now: datetime) -> list[str]:
+    """The latest publish's sending, per channel: sent, remaining, failed, rate, expected end (UTC)."""
+    if found is None:
+        return ["latest publish: none yet"]
+    events = ",".join(str(e) for e in found.event_ids)
+    lines = [f"latest publish: {found.board_id} at {found.published_at.isoformat(timespec='seconds')} "
+             f"(events {events}){': all sent' if found.done else ''}{': still planning' if found.planning else ''}",
+             f"{'channel':<8}{'sent':>10}{'remaining':>11}{'failed':>10}{'rate':>12}  expected end"]
+    for row in found.channels:
+        rate = f"{row.rate:.1f}/s" + ("" if row.measured else "*")
+        if row.expected_end is None:
+            end = "done"
+        else:
+            hours, minutes = progress.minutes_and_hours((row.expected_end - now).total_seconds())
+            end = f"{row.expected_end.isoformat(timespec='seconds')} (in {hours} h {minutes:02d} min)"
+        lines.append(f"{row.channel:<8}{row.sent:>10}{row.remaining:>11}{row.failed:>10}{rate:>12}  {end}")
+    if any(not row.measured and row.remaining for row in found.channels):
+        lines.append("* nothing sent in the last minute: the configured rate")
+    return lines
+
+
 @click.command("status")
-def status() -> None:
-    """Print pending/sent/failed/delivered counts per channel and the last cycle's time and outcome."""
+@click.option("--board", "board_id", default=None, help="Show the latest publish of this board (default: any board).")
+def status(board_id: str | None) -> None:
+    """Print pending/sent/failed/delivered counts per channel, the latest publish's progress per channel, and the
+    last cycle's time and outcome."""
     from notifier.cli.settings import settings
 
-    sessions = make_sessionmaker(make_engine(settings().database_url))
+    config = settings()
+    sessions = make_sessionmaker(make_engine(config.database_url))
+    now = utcnow()
     with sessions() as session:
         table = counts(session)
         cycle = last_cycle(session)
         pauses = health.pauses(session)
         sending = senders.live(session)
+        latest = progress.latest(session, config, now, board_id)
     for pause in pauses:  # first: nothing else matters as much
         click.echo(pause.line())
     click.echo(f"{'channel':<8}" + "".join(f"{name:>12}" for name in COLUMNS))
     for channel in sorted(table or {"email": {}, "sms": {}}):
         row = table.get(channel, {})
         click.echo(f"{channel:<8}" + "".join(f"{row.get(name, 0):>12}" for name in COLUMNS))
+    for line in progress_lines(latest, now):
+        click.echo(line)
     if cycle is None:
         click.echo("last cycle: none yet")
     else:

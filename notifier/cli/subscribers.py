@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
+from notifier.cli.boards import published_status
 from notifier.cli.settings import settings
 from notifier.db import make_engine, make_sessionmaker, transaction, utcnow
-from notifier.errors import BoardFileError
-from notifier.notices import account
-from notifier.status import document
+from notifier.formatting import spreadsheet_safe
+from notifier.notices import invitations
 from notifier.subscribers import consent, importer, signup
 
 
@@ -30,26 +30,23 @@ def import_command(path: Path, confirmed: bool, consent_note: str) -> None:
     if confirmed and not consent_note.strip():
         raise click.UsageError("--confirmed needs --consent-note \"…\" saying how the consent was obtained")
     config = settings()
-    try:
-        boards = document.load(config.boards_file).status.by_id()
-    except BoardFileError as error:
-        raise click.ClickException(f"boards file is invalid, fix it first:\n{error}") from None
     sessions = make_sessionmaker(make_engine(config.database_url))
+    boards = published_status(config, sessions).by_id()
     report, now = importer.Report(), utcnow()
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle, transaction(sessions) as session:
-            for row in importer.read(handle, path.name, boards, report):
-                importer.store(session, row, now, f"import:{path.name}", confirmed, consent_note.strip(), report)
-            messages = [account.confirmation(config, c, boards, invited=True) for c in report.invite]
+            rows = list(importer.read(handle, path.name, boards, report))  # one streaming pass: every bad line
+            importer.store(session, rows, now, f"import:{path.name}", confirmed, consent_note.strip(), report)
+            ids = invitations.enqueue(session, config, report.invite, boards)
     except (importer.ImportFileError, UnicodeDecodeError, csv.Error) as error:
         raise click.ClickException(str(error)) from None
-    outcomes = account.deliver(config, sessions, messages)
+    outcome = invitations.deliver(config, sessions, ids)
     for problem in report.problems:
         click.echo(problem, err=True)
+    queued = f", {outcome.queued} invitation(s) queued for the sending process" if outcome.queued else ""
     click.echo(f"{report.changed} row(s) stored, {report.unchanged} unchanged, {len(report.problems)} problem(s), "
                f"{report.left_alone} address(es) left alone (they had opted out), "
-               f"{outcomes.count(account.SENT)} invitation(s) sent, "
-               f"{len(outcomes) - outcomes.count(account.SENT)} not delivered")
+               f"{outcome.sent} invitation(s) sent, {outcome.not_delivered} not delivered{queued}")
     if report.problems:
         sys.exit(1)
 
@@ -66,7 +63,8 @@ def export_consent(output: Path | None) -> None:
         writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         with sessions() as session:
-            writer.writerows(consent.export_rows(session))
+            # Sources and notes come from outside (a header, a file name, a text): no cell may run as a formula.
+            writer.writerows({k: spreadsheet_safe(v) for k, v in row.items()} for row in consent.export_rows(session))
     finally:
         if output:
             handle.close()

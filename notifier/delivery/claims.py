@@ -60,3 +60,20 @@ def orphaned(session: Session, token: str | None, claimed_at: datetime | None, n
     if gone is not None:
         return gone
     return senders.other_claim_gone(token)
+
+
+def hand_back(session: Session, channel: str, token: str, ids: list[int] | None = None) -> int:
+    """Turn this process's own `sending` rows of `channel` (or of `ids`) into uncertain ones; how many.
+
+    For a pipeline starting again after its previous run failed (a database outage): every row that run claimed is
+    either sent but not recorded (the connection was cut) or never sent, and no thread of this process will ever
+    settle it, yet its claim is this live process's, which reconciliation leaves alone. Uncertain, it is looked up
+    at the provider before anything is sent again (the original claim time is kept, to look far enough back).
+    Also for single rows whose outcome could not be written (`ids`).
+    """
+    mine = update(OutboxRow).where(OutboxRow.status == RowStatus.SENDING.value, OutboxRow.channel == channel,
+                                   OutboxRow.claim == token)
+    if ids is not None:
+        mine = mine.where(OutboxRow.id.in_(ids))
+    handed = session.execute(mine.values(claim=UNCERTAIN).execution_options(synchronize_session=False))
+    return handed.rowcount or 0

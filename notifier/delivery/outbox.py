@@ -27,6 +27,7 @@ class RowStatus(StrEnum):
     SENT = "sent"  # the provider accepted it; `provider_id` says under which id
     FAILED = "failed"  # a permanent error (the contact was marked) or too many temporary ones
     CANCELLED = "cancelled"  # merged into a newer digest, undone before it went out, or the contact left
+    SUPERSEDED = "superseded"  # found stale when about to leave (a correction came after it): merged, not sent
 
 
 class Priority:

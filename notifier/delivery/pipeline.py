@@ -24,18 +24,20 @@ from notifier.config import Settings
 from notifier.db import utcnow
 from notifier.delivery import express, health
 from notifier.delivery.channels import Channel
-from notifier.delivery.claims import claim
+from notifier.delivery.claims import claim, hand_back
 from notifier.delivery.outbox import Failure, OutboxRow, RowStatus
 from notifier.delivery.pacing import Pacer
 from notifier.delivery.reconcile import reconcile
 from notifier.delivery.senders import Registration
 from notifier.delivery.sending import PAUSED, SENT, ComposerFactory, Job, Recorder, limits, release, send_one
+from notifier.status.history import latest_event_id
 
 log = logging.getLogger(__name__)
 
 IDLE_POLL = 0.5  # seconds between looks at the outbox when nothing is due
 RECONCILE_EVERY = 15.0
 REBUILD_COMPOSER_EVERY = 60.0
+NEWEST_EVENT_EVERY = 0.25  # seconds between looks at the newest change event, for the check before each send
 
 
 class Pipeline:
@@ -52,9 +54,16 @@ class Pipeline:
         self.sent_times: deque[float] = deque(maxlen=10_000)
         self.paused = False
         self._paused_read = 0.0
+        self._newest, self._newest_read = 0, 0.0
+        self.built_through: dict[int, int] = {}  # row id -> the newest change event when its job was built
+        self.unsettled: list[int] = []  # claimed rows a sending thread could not settle: handed back for reconciling
 
     def run(self, stop: threading.Event, until_idle: bool, now: datetime | None = None) -> None:
         """Reconcile, then claim and send; returns when idle (`until_idle`) or stopped."""
+        with self.sessions() as session, session.begin():
+            left = hand_back(session, self.name, self.registration.token)
+        if left:
+            log.warning("%s: %d message(s) claimed before the sending loop failed will be reconciled", self.name, left)
         recorder = Recorder(self.sessions)
         senders = [threading.Thread(target=self._send_loop, args=(stop, recorder), name=f"send-{self.name}-{i}",
                                     daemon=True) for i in range(self.threads)]
@@ -76,6 +85,7 @@ class Pipeline:
         token = self.registration.token
         while not stop.is_set():
             if time.monotonic() - reconciled_at >= RECONCILE_EVERY:
+                self._safely(self._hand_back_unsettled, token)
                 self._safely(reconcile, self.sessions, self.settings, self.name, fixed_now or utcnow(),
                              self.factory, self.stats, self.compose)
                 reconciled_at = time.monotonic()
@@ -104,8 +114,18 @@ class Pipeline:
                 continue
             if builder is None or time.monotonic() - built_at > REBUILD_COMPOSER_EVERY:
                 builder, built_at = self.compose(self.sessions, self.settings), time.monotonic()
+            newest = self._newest_event(fresh=True)
             for job in self._build(builder, ids, token):
+                self.built_through[job.row_id] = newest
                 self.jobs.put(job)
+
+    def _hand_back_unsettled(self, token: str) -> None:
+        """Rows whose sending thread failed to write the outcome: uncertain, so reconciliation settles them."""
+        ids = list(self.unsettled)
+        if ids:
+            with self.sessions() as session, session.begin():
+                hand_back(session, self.name, token, ids)
+            del self.unsettled[:len(ids)]
 
     def _target(self) -> int:
         """Jobs to keep queued: about one second of what this process has been sending, at least two per thread."""
@@ -143,11 +163,31 @@ class Pipeline:
             settled = {job.row_id for job in jobs} | set(gone) | set(broken)
             missing = [i for i in ids if i not in settled]  # the composer returned nothing for them
             if missing:
-                session.execute(update(OutboxRow).where(OutboxRow.id.in_(missing), OutboxRow.claim == token)
+                session.execute(update(OutboxRow).where(OutboxRow.id.in_(missing), OutboxRow.claim == token,
+                                                        OutboxRow.status == RowStatus.SENDING.value)
                                 .values(status=RowStatus.CANCELLED.value, last_error="nothing to send"))
         self.stats.add("cancelled", self.name, len(gone) + len(missing))
         self.stats.add("failed", self.name, len(broken))
         return jobs
+
+    def _newest_event(self, fresh: bool = False) -> int:
+        """The newest change event id, read at most every NEWEST_EVENT_EVERY seconds (unless `fresh`)."""
+        if fresh or time.monotonic() - self._newest_read >= NEWEST_EVENT_EVERY:
+            try:
+                with self.sessions() as session:
+                    self._newest, self._newest_read = latest_event_id(session), time.monotonic()
+            except Exception:
+                log.warning("%s: could not read the newest change event", self.name, exc_info=True)
+        return self._newest
+
+    def _still_true(self, job: Job, token: str) -> Job | None:
+        """The job to send now: rebuilt when a change was recorded since it was built (the composer leaves out,
+        and settles, a message a correction overtook); None when nothing is to be sent any more."""
+        built = self.built_through.pop(job.row_id, None)
+        if built is None or not job.message.reference.startswith("digest-") or self._newest_event() <= built:
+            return job
+        rebuilt = self._build(self.compose(self.sessions, self.settings), [job.row_id], token)
+        return rebuilt[0] if rebuilt else None
 
     def _is_paused(self) -> bool:
         if time.monotonic() - self._paused_read >= 1.0:
@@ -201,6 +241,7 @@ class Pipeline:
                     self._send(stop, channel, job, recorder)
                 except Exception:  # never let one job end this thread
                     log.exception("%s: sending row %s failed unexpectedly", self.name, job.row_id)
+                    self.unsettled.append(job.row_id)  # its outcome may be unwritten (database unreachable)
         finally:
             if session_manager is not None:
                 try:
@@ -211,10 +252,14 @@ class Pipeline:
     def _send(self, stop: threading.Event, channel: Channel, job: Job, recorder: Recorder) -> None:
         token = self.registration.token
         if self.paused or not self.registration.may_send() or not self.pacer.acquire(stop):
+            self.built_through.pop(job.row_id, None)
             if self.registration.may_send():
                 release(self.sessions, [job.row_id], token)
             return
-        outcome = send_one(self.sessions, self.settings, channel, job, token, recorder, self.pacer.pushback)
+        fresh = self._still_true(job, token)
+        if fresh is None:  # overtaken while it waited for its turn: settled by the composer, its slot unused
+            return
+        outcome = send_one(self.sessions, self.settings, channel, fresh, token, recorder, self.pacer.pushback)
         if outcome == SENT:
             self.sent_times.append(time.monotonic())
         elif outcome == PAUSED:

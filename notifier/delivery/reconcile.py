@@ -41,7 +41,7 @@ def reconcile(sessions: sessionmaker[Session], settings: Settings, name: str, no
         jobs: list[Job] = express.jobs(session, stale)
     rest = [i for i in stale if i not in {job.row_id for job in jobs}]
     if rest:
-        jobs += compose(sessions, settings).build(rest)[0]
+        jobs += compose(sessions, settings).build(rest, supersede=False)[0]
     channel = factory(name)
     find_sent = getattr(channel, "find_sent", None)
     found = back = 0

@@ -60,8 +60,9 @@ class Job:
 class Composer(Protocol):
     """Turns claimed rows into messages; supplied by the notices wing (delivery never decides what a row says)."""
 
-    def build(self, ids: list[int]) -> tuple[list[Job], list[int]]:
-        """Jobs for the rows `ids`, and the ids of rows whose contact may no longer receive anything."""
+    def build(self, ids: list[int], supersede: bool = True) -> tuple[list[Job], list[int]]:
+        """Jobs for the rows `ids`, and the ids of rows whose contact may no longer receive anything; rows it
+        leaves out (overtaken by a later change, unless `supersede` is False) it has settled itself."""
 
 
 ComposerFactory = Callable[[sessionmaker[Session], Settings], Composer]
@@ -127,6 +128,8 @@ class Recorder:
     list; emails resent with the same Message-ID), so the window costs no correctness.
     """
 
+    RETRY = 1.0
+
     def __init__(self, sessions: sessionmaker[Session], window: float = 0.02, batch: int = 200) -> None:
         self.sessions, self.window, self.batch = sessions, window, batch
         self.queue: queue.Queue = queue.Queue()
@@ -142,26 +145,44 @@ class Recorder:
         self.thread.join()
 
     def _run(self) -> None:
+        unrecorded: list[dict] = []  # sent, but the database was unreachable: tried again every RETRY seconds
         done = False
         while not done:
-            first = self.queue.get()
+            try:
+                first = self.queue.get(timeout=self.RETRY if unrecorded else None)
+            except queue.Empty:
+                first = False  # nothing new: only the unrecorded to try again
+            rows: list[dict] = []
             if first is None:
-                return
-            rows, deadline = [first], time.monotonic() + self.window
-            while len(rows) < self.batch:
-                try:
-                    item = self.queue.get(timeout=max(deadline - time.monotonic(), 0))
-                except queue.Empty:
-                    break
-                if item is None:
-                    done = True
-                    break
-                rows.append(item)
+                done = True
+            elif first is not False:
+                rows, deadline = [first], time.monotonic() + self.window
+                while len(rows) < self.batch:
+                    try:
+                        item = self.queue.get(timeout=max(deadline - time.monotonic(), 0))
+                    except queue.Empty:
+                        break
+                    if item is None:
+                        done = True
+                        break
+                    rows.append(item)
+            batch = unrecorded + rows
+            if not batch:
+                continue
             try:
                 with self.sessions() as session, session.begin():
-                    session.connection().execute(SENT_ROW, rows)
-            except Exception:  # the rows stay 'sending' and are reconciled by the next drain
-                log.exception("could not record %d sent message(s); they will be reconciled", len(rows))
+                    session.connection().execute(SENT_ROW, batch)
+            except Exception:
+                if not unrecorded:
+                    log.exception("could not record %d sent message(s); trying again every %s s", len(batch),
+                                  self.RETRY)
+                unrecorded = batch
+            else:
+                if unrecorded:
+                    log.warning("recorded %d sent message(s) once the database answered again", len(batch))
+                unrecorded = []
+        if unrecorded:  # they stay 'sending': handed back and reconciled when sending starts again
+            log.error("could not record %d sent message(s); they will be reconciled", len(unrecorded))
 
 
 def _settle(sessions: sessionmaker[Session], row_id: int, token: str, values: dict) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -32,26 +33,46 @@ SENT, REFUSED_OPTED_OUT, REFUSED_INVALID, FAILED = express.SENT, express.OPTED_O
 
 def follows_of(contact: Contact, boards: Mapping[str, Board]) -> list[dict]:
     """The family's follows as template data: board, its short code, and the panels followed, board by board."""
+    return follows_data([(f.board_id, f.panel) for f in contact.subscriber.follows], boards)
+
+
+def follows_data(follows: Iterable[tuple[str, str]], boards: Mapping[str, Board]) -> list[dict]:
+    """(board id, panel) pairs as template data, grouped board by board."""
     grouped: dict[str, list[str]] = {}
-    for follow in sorted(contact.subscriber.follows, key=lambda f: (f.board_id, f.panel)):
-        grouped.setdefault(follow.board_id, []).append(follow.panel)
+    for board_id, panel in sorted(follows):
+        grouped.setdefault(board_id, []).append(panel)
     return [{"board": boards.get(b), "code": b.upper(), "panels": panels} for b, panels in grouped.items()]
 
 
-def _reference(kind: str, contact: Contact) -> str:
-    return f"{kind}-{contact.id}-{secrets.token_hex(4)}"
+def _reference(kind: str, contact_id: int) -> str:
+    return f"{kind}-{contact_id}-{secrets.token_hex(4)}"
 
 
 def confirmation(settings, contact: Contact, boards: Mapping[str, Board], invited: bool = False) -> Message:
     """The double opt-in request: a signed link by email, "reply YES" by text. `invited`: from a board's list."""
-    language = contact.subscriber.language
-    context = {"follows": follows_of(contact, boards), "base_url": settings.base_url, "invited": invited}
-    if contact.channel == EMAIL:
-        context["confirm_url"] = links.confirm_url(settings, contact.id, contact.address)
-        return _email(settings, contact, "confirm", templates.gettext(language, "Confirm your school status alerts"),
+    return confirmation_for(settings, Addressee(contact.id, contact.channel, contact.address,
+                                                contact.subscriber.language), follows_of(contact, boards), invited)
+
+
+@dataclass(frozen=True)
+class Addressee:
+    """Who a message goes to, without loading the contact (a bulk import invites many at once)."""
+
+    contact_id: int
+    channel: str
+    address: str
+    language: str
+
+
+def confirmation_for(settings, to: Addressee, follows: list[dict], invited: bool = False) -> Message:
+    """`confirmation` from plain values; `follows` as `follows_data` gives them."""
+    context = {"follows": follows, "base_url": settings.base_url, "invited": invited}
+    if to.channel == EMAIL:
+        context["confirm_url"] = links.confirm_url(settings, to.contact_id, to.address)
+        return _email(settings, to, "confirm", templates.gettext(to.language, "Confirm your school status alerts"),
                       context)
-    return Message(channel=contact.channel, to=contact.address, reference=_reference("confirm", contact),
-                   language=language, text=templates.render("sms/confirm.txt", language, **context).strip())
+    return Message(channel=to.channel, to=to.address, reference=_reference("confirm", to.contact_id),
+                   language=to.language, text=templates.render("sms/confirm.txt", to.language, **context).strip())
 
 
 def manage_link(settings, contact: Contact, boards: Mapping[str, Board]) -> Message:
@@ -60,18 +81,22 @@ def manage_link(settings, contact: Contact, boards: Mapping[str, Board]) -> Mess
     context = {"manage_url": links.manage_url(settings, contact.subscriber_id), "base_url": settings.base_url,
                "follows": follows_of(contact, boards)}
     if contact.channel == EMAIL:
-        return _email(settings, contact, "manage_link",
+        return _email(settings, _addressee(contact), "manage_link",
                       templates.gettext(language, "Your link to manage school status alerts"), context)
-    return Message(channel=contact.channel, to=contact.address, reference=_reference("manage", contact),
+    return Message(channel=contact.channel, to=contact.address, reference=_reference("manage", contact.id),
                    language=language, text=templates.render("sms/manage_link.txt", language, **context).strip())
 
 
-def _email(settings, contact: Contact, template: str, subject: str, context: dict) -> Message:
-    language = contact.subscriber.language
-    unsubscribe = links.unsubscribe_url(settings, contact.id)
+def _addressee(contact: Contact) -> Addressee:
+    return Addressee(contact.id, contact.channel, contact.address, contact.subscriber.language)
+
+
+def _email(settings, to: Addressee, template: str, subject: str, context: dict) -> Message:
+    language = to.language
+    unsubscribe = links.unsubscribe_url(settings, to.contact_id)
     context = {**context, "subject": subject, "sender": settings.sender, "unsubscribe_url": unsubscribe}
     return Message(
-        channel=EMAIL, to=contact.address, reference=_reference(template, contact), language=language,
+        channel=EMAIL, to=to.address, reference=_reference(template, to.contact_id), language=language,
         subject=subject, text=templates.render(f"email/{template}.txt", language, **context),
         html=templates.render(f"email/{template}.html", language, **context),
         # RFC 8058: every email can be left in one click, even this one ("I never asked for this").

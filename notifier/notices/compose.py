@@ -2,23 +2,34 @@
 
 Delivery decides when and how a row is sent; this decides what it says. Each distinct digest is rendered once per
 language and channel (placeholders stand for the links) and only each contact's own links are filled in.
+
+Whether a row still says something true is decided here, as it is about to leave, not only when it was planned: a
+row for which a later change event of the same kind was recorded (a correction: "closed", then "open after all")
+is marked `superseded` and its contact planned again at once (`planning.replan`), so a parent who never received
+the old news hears nothing, or only the net change, and one who did hears the correction once. This costs one
+query per claimed batch while nothing new was recorded, and no rewriting of the rows waiting in the outbox.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import select
+import logging
+
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier import links
 from notifier.config import Settings
+from notifier.db import hold_lock, utcnow
 from notifier.delivery.channels import EMAIL, Message
-from notifier.delivery.outbox import OutboxRow, event_ids
+from notifier.delivery.outbox import OutboxRow, RowStatus, event_ids
 from notifier.delivery.sending import Job
-from notifier.notices import render
-from notifier.notices.digests import Event
+from notifier.notices import planning, render
+from notifier.notices.digests import Event, follows_of, relevant
 from notifier.status.boards import Board
 from notifier.status.history import BoardState, ChangeEvent
-from notifier.subscribers.models import Contact, ContactStatus, Subscriber
+from notifier.subscribers.models import Contact, ContactStatus, Follow, Subscriber
+
+log = logging.getLogger(__name__)
 
 
 class MessageBuilder:
@@ -31,13 +42,17 @@ class MessageBuilder:
         with sessions() as session:
             self.boards = {s.board_id: Board.model_validate(s.data) for s in session.scalars(select(BoardState))}
 
-    def build(self, ids: list[int]) -> tuple[list[Job], list[int]]:
-        """Jobs for the rows `ids`, and the ids of rows whose contact may no longer receive anything."""
+    def build(self, ids: list[int], supersede: bool = True) -> tuple[list[Job], list[int]]:
+        """Jobs for the rows `ids`, and the ids of rows whose contact may no longer receive anything.
+
+        Rows overtaken by a later change are marked `superseded` and left out (none with `supersede=False`: a
+        reconciliation rebuilds what may already have been sent, to recognise it).
+        """
         with self.sessions() as session:
             rows = session.execute(
                 select(OutboxRow.id, OutboxRow.channel, OutboxRow.event_ids, OutboxRow.digest_key,
                        OutboxRow.attempts, OutboxRow.claim, OutboxRow.claimed_at, Contact.id, Contact.address,
-                       Contact.status, Subscriber.id, Subscriber.language)
+                       Contact.status, Subscriber.id, Subscriber.language, Subscriber.notify_on_effect)
                 .join(Contact, Contact.id == OutboxRow.contact_id)
                 .join(Subscriber, Subscriber.id == Contact.subscriber_id)
                 .where(OutboxRow.id.in_(ids))
@@ -45,11 +60,17 @@ class MessageBuilder:
             wanted = {i for row in rows for i in event_ids(row[2])} - self.events.keys()
             for event in session.scalars(select(ChangeEvent).where(ChangeEvent.id.in_(wanted))):
                 self.events[event.id] = Event.from_row(event)
+            live = [row for row in rows if row[9] == ContactStatus.ACTIVE.value]
+            overtaken = self._overtaken(session, live) if supersede else []
+        stale = self._supersede(overtaken) if overtaken else set()
         jobs, gone = [], []
         for row in rows:
-            row_id, channel, stored, key, attempts, claim, claimed_at, contact_id, address, status, sub_id, lang = row
+            row_id, channel, stored, key, attempts, claim, claimed_at, contact_id, address, status = row[:10]
+            sub_id, lang = row[10], row[11]
             if status != ContactStatus.ACTIVE.value:
                 gone.append(row_id)
+                continue
+            if row_id in stale:
                 continue
             rendered = self._render(stored, lang, channel)
             headers = {}
@@ -62,6 +83,52 @@ class MessageBuilder:
                               rendered.subject or None, rendered.html, headers)
             jobs.append(Job(row_id, channel, address, message, attempts, claim, claimed_at))
         return jobs, gone
+
+    def _overtaken(self, session: Session, rows: list) -> list:
+        """The rows for which a change event recorded after their newest one, relevant to their contact, is of
+        the same family as one of theirs (the row's message may no longer be true)."""
+        newest = {row[0]: max(event_ids(row[2]), default=0) for row in rows}
+        boards = {self.events[i].board_id for row in rows for i in event_ids(row[2]) if i in self.events}
+        if not boards:
+            return []
+        later = [Event.from_row(e) for e in session.scalars(
+            select(ChangeEvent).where(ChangeEvent.id > min(newest.values()), ChangeEvent.board_id.in_(boards),
+                                      ChangeEvent.notify.is_(True)).order_by(ChangeEvent.id))]
+        if not later:
+            return []
+        pairs: dict[int, list[tuple[str, str]]] = {}
+        for subscriber_id, board_id, panel in session.execute(
+                select(Follow.subscriber_id, Follow.board_id, Follow.panel)
+                .where(Follow.subscriber_id.in_({row[10] for row in rows}), Follow.board_id.in_(boards))):
+            pairs.setdefault(subscriber_id, []).append((board_id, panel))
+        stale = []
+        for row in rows:
+            families = {self.events[i].family for i in event_ids(row[2]) if i in self.events}
+            follows = follows_of(pairs.get(row[10], ()))
+            if any(e.id > newest[row[0]] and e.family in families and relevant(e, follows, row[12]) for e in later):
+                stale.append(row)
+        return stale
+
+    def _supersede(self, stale: list) -> set[int]:
+        """Mark stale rows `superseded` (only while still claimed as built) and plan their contacts again."""
+        with self.sessions() as session, session.begin():
+            hold_lock(session, "plan")  # beside the planning pass, never inside one of its batches
+            marked: dict[int, list[int]] = {}
+            done = set()
+            for row in stale:
+                changed = session.execute(
+                    update(OutboxRow).where(OutboxRow.id == row[0], OutboxRow.claim == row[5],
+                                            OutboxRow.status == RowStatus.SENDING.value)
+                    .values(status=RowStatus.SUPERSEDED.value, last_error="overtaken by a later change")
+                ).rowcount
+                if changed:
+                    marked.setdefault(row[7], []).extend(event_ids(row[2]))
+                    done.add(row[0])
+            if marked:
+                result = planning.replan(session, self.settings, marked, f"events-s{min(done)}", utcnow())
+                log.info("%d message(s) overtaken by a later change before leaving: superseded; %d contact(s) "
+                         "planned again (%d new digest(s))", len(done), result.contacts, result.created)
+        return done
 
     def _render(self, stored: str, language: str, channel: str) -> render.Rendered:
         key = (stored, language, channel)

@@ -1,4 +1,5 @@
-"""What the staff console shows before publishing: the exact digest a parent would get, and how many get it.
+"""What the staff console shows before publishing: the exact digest a parent would get, how many get it, and how
+long reaching them all takes at the configured rates.
 
 The preview is rendered by the same functions the real digests use, so what staff read is what parents receive.
 """
@@ -12,6 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from notifier.config import Settings
+from notifier.delivery import progress
 from notifier.notices import render, segments
 from notifier.notices.digests import PANELS, Event, relevant, select_for
 from notifier.status.boards import Board, Status
@@ -63,3 +65,8 @@ def audience(session: Session, board_id: str, changes: list[Change], now: dateti
         when = "daily" if frequency == Frequency.DAILY.value and not is_urgent else "now"
         counts.setdefault(channel, {"now": 0, "daily": 0})[when] += number
     return counts
+
+
+def estimates(settings: Settings, counts: dict[str, dict[str, int]]) -> dict[str, progress.Estimate]:
+    """For `audience` counts: per channel, who is reached at once and how long that takes at the configured rate."""
+    return progress.estimates(settings, {channel: numbers["now"] for channel, numbers in counts.items()})

@@ -13,7 +13,7 @@ from typing import Any
 
 from notifier.config import Settings
 from notifier.notices import templates
-from notifier.notices.digests import Event, NetChange, net
+from notifier.notices.digests import PANELS, Event, NetChange, net
 from notifier.status.boards import Bilingual, Board, Panel, Period, Withdrawal
 from notifier.status.changes import PERIOD_KINDS, Kind, period_of
 
@@ -110,6 +110,38 @@ def _merge_panels(statuses: list[tuple[str | None, str]]) -> list[tuple[str | No
     return sorted(by_panel.items(), key=lambda item: [p.value for p in Panel].index(item[0]))
 
 
+# The subject names what changed as narrowly as it happened: "Secondary schools closed" when only secondary schools
+# closed, never "Schools closed". Keys: (status, panel or None for both); the most disruptive new status wins.
+ONE_BOARD = {
+    ("closed", None): "Schools closed: %(board)s",
+    ("closed", "elementary"): "Elementary schools closed: %(board)s",
+    ("closed", "secondary"): "Secondary schools closed: %(board)s",
+    ("work-to-rule", None): "Schools open, some services withdrawn: %(board)s",
+    ("work-to-rule", "elementary"): "Elementary schools open, some services withdrawn: %(board)s",
+    ("work-to-rule", "secondary"): "Secondary schools open, some services withdrawn: %(board)s",
+    ("open", None): "Schools open: %(board)s",
+    ("open", "elementary"): "Elementary schools open: %(board)s",
+    ("open", "secondary"): "Secondary schools open: %(board)s",
+}
+MANY_BOARDS = {
+    ("closed", None): "Schools closed: %(count)d boards changed",
+    ("closed", "elementary"): "Elementary schools closed: %(count)d boards changed",
+    ("closed", "secondary"): "Secondary schools closed: %(count)d boards changed",
+}
+SEVERITY = ("closed", "work-to-rule", "open")
+
+
+def subject_of(items: list[BoardDigest], language: str) -> tuple[str, dict[str, Any]]:
+    """The subject's message id and its variables: the most disruptive new status and the panels it concerns."""
+    statuses = [(panel, status) for item in items for panel, status in item.statuses]
+    headline = next((s for s in SEVERITY if any(status == s for _, status in statuses)), None)
+    panels = {p for panel, status in statuses if status == headline for p in ((panel,) if panel else PANELS)}
+    key = (headline, next(iter(panels)) if len(panels) == 1 else None)
+    if len(items) == 1:
+        return ONE_BOARD.get(key, "School status update: %(board)s"), {"board": items[0].board.display_name(language)}
+    return MANY_BOARDS.get(key, "School status update: %(count)d boards"), {"count": len(items)}
+
+
 def _placeholder(board_id: str) -> Board:
     return Board.model_validate({"id": board_id, "name": board_id, "status": "open", "withdrawals": []})
 
@@ -125,13 +157,8 @@ def render_digest(
     if channel == "sms":
         text = " ".join(templates.render("sms/digest.txt", language, **context).split())
         return Rendered("", text, None, urgent)
-    names = [item.board.display_name(language) for item in items]
-    if len(names) == 1:
-        template = "Schools closed: %(board)s" if urgent else "School status update: %(board)s"
-        subject = templates.gettext(language, template, board=names[0])
-    else:
-        template = "Schools closed: %(count)d boards changed" if urgent else "School status update: %(count)d boards"
-        subject = templates.gettext(language, template, count=len(names))
+    message_id, variables = subject_of(items, language)
+    subject = templates.gettext(language, message_id, **variables)
     text = templates.render("email/digest.txt", language, subject=subject, **context).strip() + "\n"
     html = templates.render("email/digest.html", language, subject=subject, **context)
     return Rendered(subject, text, html, urgent)

@@ -31,21 +31,37 @@ def is_gsm7(text: str) -> bool:
 
 
 def count(text: str) -> SegmentCount:
-    """Count the segments of `text` the way carriers bill them."""
+    """Count the segments of `text` the way carriers bill them.
+
+    A long text is cut into parts filled in order; a character never straddles two parts (a GSM-7 escape pair, a
+    UCS-2 surrogate pair), so a part may hold one unit less than its limit and the total can exceed units / limit.
+    """
     if is_gsm7(text):
-        units = sum(2 if ch in GSM_EXTENDED else 1 for ch in text)
+        sizes = [2 if ch in GSM_EXTENDED else 1 for ch in text]
         single, part = 160, 153
         encoding = "GSM-7"
     else:
-        units = len(text.encode("utf-16-le")) // 2  # UTF-16 code units: an emoji takes two
+        sizes = [len(ch.encode("utf-16-le")) // 2 for ch in text]  # UTF-16 code units: an emoji takes two
         single, part = 70, 67
         encoding = "UCS-2"
+    units = sum(sizes)
     if units == 0:
         return SegmentCount(encoding, 0, 0)
-    segments = 1 if units <= single else -(-units // part)
-    return SegmentCount(encoding, units, segments)
+    if units <= single:
+        return SegmentCount(encoding, units, 1)
+    parts, used = 1, 0
+    for size in sizes:
+        if used + size > part:
+            parts, used = parts + 1, 0
+        used += size
+    return SegmentCount(encoding, units, parts)
 
 
 def segments(text: str) -> int:
     """Just the number of segments of `text`."""
     return count(text).segments
+
+
+# What a digest text may cost: two segments (320 GSM-7 characters, or 134 UCS-2) where the content allows; the
+# digest template keeps to it and tests/notices/test_matrix.py checks every kind of notice against it.
+DIGEST_BUDGET = 2

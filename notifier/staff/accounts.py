@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from notifier.db import utcnow
 from notifier.errors import NotifierError
+from notifier.staff import sessions
 from notifier.staff.models import SigninToken, StaffBoard, StaffMember
 
 
@@ -65,10 +66,11 @@ def add(session: Session, email: str, boards: Iterable[str], admin: bool, known_
 
 
 def remove(session: Session, email: str) -> bool:
-    """Delete the account, its boards and its unused sign-in links; False when there was none."""
+    """Delete the account, its boards, its unused sign-in links and its sessions; False when there was none."""
     member = find(session, email)
     if member is None:
         return False
+    sessions.end_all(session, member.id)
     session.execute(delete(SigninToken).where(SigninToken.staff_id == member.id))
     session.execute(delete(StaffBoard).where(StaffBoard.staff_id == member.id))
     session.delete(member)

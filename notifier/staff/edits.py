@@ -1,8 +1,9 @@
-"""Saving one board's edit into boards.yaml: under the file lock, against the version edited, round-trip.
+"""Saving one board's edit as a new version of the published status document: against the version edited, round-trip.
 
 Only the edited board's changed fields are touched; comments, order, quoting and layout of everything else stay
-as they were, so hand edits and version control stay first-class. If the board changed since the form was shown
-(another staff member, or a direct edit of the file), nothing is written and the caller is told what changed.
+as they were, so the text exported with `boards export` still reads like the hand-written file. If the board
+changed since the form was shown (another staff member, an import, or in development a hand edit of the file),
+nothing is stored and the caller is told what changed.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from sqlalchemy.orm import Session
 
 from notifier.errors import NotifierError
 from notifier.formatting import TORONTO
-from notifier.status import document
+from notifier.status import document, published
 from notifier.status.boards import Board, Panel, StatusFile
 from notifier.status.changes import Change, diff
 
@@ -38,13 +39,14 @@ class EditConflict(NotifierError):
 
 @dataclass(frozen=True)
 class Saved:
-    """A saved edit: the board before and after, what changed, and the file as written."""
+    """A saved edit: the board before and after, what changed, and the document version stored."""
 
     old: Board
     new: Board
     changes: list[Change]
     status: StatusFile
     version: str
+    number: int
 
 
 class _Timestamp(str):
@@ -65,32 +67,28 @@ def stamp(board: Board, now: datetime) -> Board:
     return Board.model_validate(data)
 
 
-def save_board(path: str | os.PathLike[str], edited: Board, base: Board, version: str, now: datetime,
-               then: Callable[[Saved], None] | None = None) -> Saved:
-    """Write `edited` over its board in the file, unless the board differs from `base`, the one the form showed.
+def save_board(session: Session, current: published.StatusDocument, edited: Board, base: Board, version: str,
+               now: datetime, author: str, mirror: str | os.PathLike[str] | None = None) -> Saved:
+    """Store `edited` over its board as a new version, unless the board differs from `base`, the one the form showed.
 
-    `version` is the file version the form was rendered from: when it is still current nothing can have changed;
-    when the file moved on because of other boards, the edit still applies (only this board is written). `then`
-    runs under the file lock after the write (the "notify parents off" path records the change there).
-    Raises `EditConflict` (nothing written) or `BoardFileError` (the file on disk is broken; nothing written).
+    `current` is the newest published version (read by the caller in this transaction, under the cycle lock) and
+    `version` the one the form was rendered from: when it is still current nothing can have changed; when the
+    document moved on because of other boards, the edit still applies to the newest text (only this board is
+    written). `mirror` is development's boards.yaml, written too (follow mode). The caller commits.
+    Raises `EditConflict` or `BoardFileError` (the newest version no longer validates); nothing is stored.
     """
-    path = Path(path)
-    with document.lock(path):
-        data = path.read_bytes()
-        current_file = document.parse(data, str(path))
-        current = current_file.by_id().get(edited.id)
-        if current is None:
-            raise EditConflict(base, [])
-        if document.version_of(data) != version and _dump(current) != _dump(base):
-            raise EditConflict(current, diff(base, current, now))
-        new = stamp(edited, now)
-        text = apply(data.decode("utf-8"), current, new)
-        document.save(path, text)
-        saved = Saved(current, new, diff(current, new, now), document.parse(text, str(path), now),
-                      document.version_of(text.encode("utf-8")))
-        if then is not None:
-            then(saved)
-        return saved
+    current_file = document.parse(current.text, current.label)
+    board = current_file.by_id().get(edited.id)
+    if board is None:
+        raise EditConflict(base, [])
+    if current.version != version and _dump(board) != _dump(base):
+        raise EditConflict(board, diff(base, board, now))
+    new = stamp(edited, now)
+    text = apply(current.text, board, new)
+    changes = diff(board, new, now)
+    note = f"{edited.id}: " + (", ".join(sorted({change.kind.value for change in changes})) or "no change")
+    stored = published.publish(session, text, author, note, now, current.id, mirror=mirror)
+    return Saved(board, new, changes, document.parse(text, stored.label, now), stored.version, stored.id)
 
 
 def apply(text: str, current: Board, new: Board) -> str:

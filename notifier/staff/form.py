@@ -7,12 +7,11 @@ code into a plain sentence in the reader's language (no user-facing text lives h
 
 from __future__ import annotations
 
-import base64
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from itsdangerous import BadSignature, URLSafeSerializer
 from pydantic import ValidationError
 
 from notifier.formatting import TORONTO
@@ -260,18 +259,34 @@ def _field_of(error: dict[str, Any], rows_of: list[int]) -> tuple[str, str]:
     return "status", "choice"
 
 
-def encode_base(board: Board) -> str:
-    """The board the form was rendered from, for a hidden field: to detect and show a concurrent change."""
-    raw = json.dumps(board.model_dump(mode="json", exclude_none=True), sort_keys=True, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode()
+def encode_base(board: Board, secret: str, staff_key: str) -> str:
+    """The board the form was rendered from, for a hidden field: to detect and show a concurrent change.
+
+    Signed with the app's secret and bound to the board's id and the staff member, so the browser can carry it but
+    not forge it, alter it, or reuse one shown to someone else or for another board (`decode_base` checks all).
+    """
+    payload = {"board": board.id, "staff": staff_key, "data": board.model_dump(mode="json", exclude_none=True)}
+    return _serializer(secret).dumps(payload)
 
 
-def decode_base(value: str) -> Board | None:
-    """The board a form was rendered from, or None when the hidden field is missing or was tampered with."""
+def decode_base(value: str, secret: str, board_id: str, staff_key: str) -> Board | None:
+    """The board a form was rendered from, or None when the field is missing, forged, altered, or was signed for
+    another board or another staff member."""
     try:
-        return Board.model_validate(json.loads(base64.urlsafe_b64decode(value.encode())))
-    except (ValueError, ValidationError):
+        payload = _serializer(secret).loads(value)
+    except BadSignature:
         return None
+    if not isinstance(payload, dict) or payload.get("board") != board_id or payload.get("staff") != staff_key:
+        return None
+    try:
+        board = Board.model_validate(payload.get("data"))
+    except ValidationError:
+        return None
+    return board if board.id == board_id else None
+
+
+def _serializer(secret: str) -> URLSafeSerializer:
+    return URLSafeSerializer(secret, salt="notifier.staff.form.base")
 
 
 def local_time(moment: datetime | None) -> str:

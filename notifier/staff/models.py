@@ -1,7 +1,8 @@
-"""The staff console's tables: accounts, the boards each may publish, sign-in links, and the audit trail."""
+"""The staff console's tables: accounts, the boards each may publish, sign-in links, sessions, and the audit trail."""
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from typing import Any
 
@@ -11,12 +12,22 @@ from sqlalchemy.orm import Mapped, mapped_column
 from notifier.db import Base, UtcDateTime, utcnow
 
 
+def new_public_id() -> str:
+    """A random id for an account, never reused (SQLite reuses the highest numeric row id after a delete)."""
+    return secrets.token_hex(16)
+
+
 class StaffMember(Base):
-    """One person who may publish: an address to send sign-in links to, and whether they administer everything."""
+    """One person who may publish: an address to send sign-in links to, and whether they administer everything.
+
+    `public_id` is what anything outside the database is bound to (the edit form's signed state); the numeric `id`
+    only joins tables, since SQLite gives a removed account's id to the next one.
+    """
 
     __tablename__ = "staff_members"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    public_id: Mapped[str] = mapped_column(String(32), unique=True, index=True, default=new_public_id)
     email: Mapped[str] = mapped_column(String(320), unique=True)
     is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
@@ -44,6 +55,21 @@ class SigninToken(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
     used_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+class StaffSession(Base):
+    """One signed-in browser: the hash of the random id its cookie holds, whose account it is, and until when.
+
+    Checked on every request; deleted at sign-out and with the account, so a copied cookie stops working there.
+    """
+
+    __tablename__ = "staff_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    staff_id: Mapped[int] = mapped_column(ForeignKey("staff_members.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
+    ip: Mapped[str] = mapped_column(String(64), default="")
 
 
 class AuditEntry(Base):

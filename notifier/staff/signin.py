@@ -1,8 +1,10 @@
 """Signing staff in with an emailed single-use link: no passwords to forget, leak or share at 5 a.m.
 
 A link is good once, for 15 minutes. Only a SHA-256 of its token is stored, so a copy of the database cannot be
-used to sign in. Requests are rate-limited per IP and per address, and the answer never says whether an address
-has an account. Every refusal is logged, with the address masked.
+used to sign in. Requests are limited per IP (too many: refused). Emails are limited per address, silently: no new
+link while one sent in the last `EMAIL_SPACING_SECONDS` is unused, the page saying the same either way. Requests
+from many IPs can then neither lock the owner out (a link sent minutes ago is in their inbox, still good) nor flood
+their inbox. The answer never says whether an address has an account. Every refusal is logged, address masked.
 """
 
 from __future__ import annotations
@@ -31,13 +33,15 @@ log = logging.getLogger(__name__)
 LINK_LIFETIME = timedelta(minutes=15)
 # Enough for a busy office behind one address (several staff, a few retries each), too few for guessing.
 LIMIT_PER_IP = (20, 3600)
-LIMIT_PER_ADDRESS = (5, 3600)
+# While a link sent this recently is unused, no new one: well inside a link's lifetime, so the owner has a live one.
+EMAIL_SPACING_SECONDS = 180
 
 
 class Outcome(StrEnum):
-    """What became of a sign-in request. The page shows SENT and NO_ACCOUNT the same way, on purpose."""
+    """What became of a sign-in request. The page shows SENT, HELD and NO_ACCOUNT the same way, on purpose."""
 
     SENT = "sent"
+    HELD = "held"  # a link went to this address moments ago: no new email (it is in the inbox, still good)
     NO_ACCOUNT = "no_account"
     LIMITED = "limited"
     INVALID = "invalid"
@@ -78,7 +82,11 @@ def redeem(session: Session, token: str, now: datetime, ip: str = "") -> models.
 
 def request_link(session: Session, settings: Settings, email: str, ip: str, language: str, now: datetime,
                  link_for: Callable[[str], str]) -> Outcome:
-    """Rate-limit, then email a sign-in link if `email` has an account. `link_for(token)` builds the absolute URL."""
+    """Rate-limit per IP, then email a sign-in link if `email` has an account and none went to it moments ago.
+
+    `link_for(token)` builds the absolute URL. Only the per-IP limit refuses (LIMITED); the per-address one only
+    holds the email back (HELD), so nobody can lock an address's owner out by asking for it from many IPs.
+    """
     try:
         address = accounts.normalise_email(email)
     except accounts.StaffError:
@@ -87,17 +95,26 @@ def request_link(session: Session, settings: Settings, email: str, ip: str, lang
     if not ratelimit.allow(session, f"staff-signin-ip:{ip}", *LIMIT_PER_IP, now):
         log.warning("staff sign-in refused: too many requests from %s (for %s)", ip, mask_email(address))
         return Outcome.LIMITED
-    if not ratelimit.allow(session, f"staff-signin-address:{_hash(address)}", *LIMIT_PER_ADDRESS, now):
-        log.warning("staff sign-in refused: too many requests for %s (from %s)", mask_email(address), ip)
-        return Outcome.LIMITED
     member = accounts.find(session, address)
     if member is None:
         log.warning("staff sign-in refused: no account for %s (from %s)", mask_email(address), ip)
         return Outcome.NO_ACCOUNT
+    if _unused_link_sent_since(session, member, now - timedelta(seconds=EMAIL_SPACING_SECONDS)):
+        log.warning("staff sign-in link to %s not sent: one was sent moments ago (request from %s)",
+                    mask_email(address), ip)
+        return Outcome.HELD
     token = issue(session, member, now)
     _send(settings, member.email, link_for(token), language, reference=f"staff-signin-{_hash(token)[:16]}")
     log.info("staff sign-in link sent to %s (from %s)", mask_email(member.email), ip)
     return Outcome.SENT
+
+
+def _unused_link_sent_since(session: Session, member: models.StaffMember, since: datetime) -> bool:
+    """True when a link went to `member` after `since` and is still unused (so it is in their inbox, good)."""
+    return session.scalar(
+        select(SigninToken.id).where(SigninToken.staff_id == member.id, SigninToken.used_at.is_(None),
+                                     SigninToken.created_at > since).limit(1)
+    ) is not None
 
 
 def _send(settings: Settings, to: str, link: str, language: str, reference: str) -> None:

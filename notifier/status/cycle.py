@@ -1,4 +1,8 @@
-"""One cycle of the clock: read boards.yaml, record what changed since the last cycle, then hand over to delivery.
+"""One cycle of the clock: read the published status document, record what changed since the last cycle, then hand
+over to delivery.
+
+The document is the newest version in the database (`status.published`), never this process's own boards.yaml,
+which only seeds the first version (and, in development's follow mode, is published when edited by hand).
 
 This is the only path from a file edit to a parent's phone: the clock runs it on a schedule, `tick` runs it once,
 and the staff console's "publish" runs it at once. Cycles are serialised by a row lock, so two processes never
@@ -17,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.db import hold_lock, utcnow
 from notifier.errors import BoardFileError
-from notifier.status import document
+from notifier.status import published
 from notifier.status.boards import Board, StatusFile
 from notifier.status.changes import Change, as_scheduled, diff_schedule, diff_state
 from notifier.status.history import BoardState, ChangeEvent, Cycle
@@ -49,8 +53,11 @@ def run(
     boards_path: str,
     now: datetime | None = None,
     after_record: list[AfterRecord] | tuple[AfterRecord, ...] = (),
+    follow: bool = False,
 ) -> CycleResult:
-    """Run one cycle. An invalid file records nothing and sends nothing; the last good state stays in force."""
+    """Run one cycle on the newest published version (seeded from `boards_path` when nothing is published yet;
+    with `follow`, development's hand edits of that file are published first). An invalid document (or hand edit)
+    records nothing and sends nothing; the last good state stays in force."""
     now = now or utcnow()
     with sessions() as session, session.begin():
         cycle = Cycle(started_at=now)
@@ -59,10 +66,10 @@ def run(
         cycle_id = cycle.id
     try:
         with sessions() as session, session.begin():
-            # The file is read under the lock, so a staff save (which writes and records under the same lock)
-            # is never diffed against a stale read.
+            # The document is read under the lock, so a staff publish (which stores and records under the same
+            # lock) is never diffed against a stale read.
             hold_lock(session, "cycle")
-            snapshot = document.load(boards_path, now)
+            snapshot = published.snapshot(published.current(session, boards_path, now, follow), now)
             changes = record(session, snapshot.status, snapshot.version, cycle_id, now)
     except BoardFileError as error:
         problems = [str(p) for p in error.problems]
@@ -80,8 +87,8 @@ def run(
         return CycleResult(cycle_id, "failed", problems=[str(error)])
     detail = f"{len(changes)} change(s)" if changes else "nothing to do"
     # A cycle that found nothing stays out of the log (the clock's heartbeat says it is alive): one a minute adds up.
-    log.log(logging.INFO if changes else logging.DEBUG, "cycle %s: %s (boards.yaml version %s)", cycle_id, detail,
-            snapshot.version)
+    log.log(logging.INFO if changes else logging.DEBUG, "cycle %s: %s (status document version %s)", cycle_id, detail,
+            snapshot.number)
     _finish(sessions, cycle_id, "ok", detail, snapshot.version)
     return result
 

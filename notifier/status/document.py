@@ -2,7 +2,8 @@
 
 YAML 1.2 (ruamel) is used so that `status: off` stays the string "off" (and is then refused) instead of
 becoming `False`. Date-times are kept as text until the model parses them, so a bad one is reported with its line.
-Writing is atomic (temp file, fsync, rename) under a cross-process lock, and validated before anything is replaced.
+Writing a file (`boards export`, development's follow mode) is atomic: temp file, fsync, rename. The published
+document itself lives in the database (`status.published`); this module only reads, checks and writes YAML text.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import hashlib
 import io
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -41,11 +43,15 @@ class Problem:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A validated file and the fingerprint of its bytes (used as its version and as the pages' ETag)."""
+    """A validated document and the fingerprint of its text (used as its version and as the pages' ETag).
+
+    `number` is the published version's number in the database (`status.published`), None for a file on disk.
+    """
 
     status: StatusFile
     version: str
     mtime: float
+    number: int | None = None
 
 
 class _TextTimestamps(RoundTripConstructor):
@@ -104,6 +110,8 @@ def parse(data: bytes | str, path: str = "boards.yaml", now: datetime | None = N
         raise BoardFileError([Problem(path, line, f"YAML syntax: {reason}")]) from None
     except YAMLError as error:
         raise BoardFileError([Problem(path, 1, f"YAML syntax: {error}")]) from None
+    except ValueError as error:  # ruamel reads an int-looking scalar it then cannot convert (e.g. "1_a")
+        raise BoardFileError([Problem(path, _line_of_unreadable_number(text), f"YAML value: {error}")]) from None
     if not isinstance(document, CommentedMap):
         raise BoardFileError([Problem(path, 1, "the file must be a mapping with a top-level 'boards:' list")])
 
@@ -117,6 +125,25 @@ def parse(data: bytes | str, path: str = "boards.yaml", now: datetime | None = N
     if problems:
         raise BoardFileError(sorted(set(problems), key=lambda p: (p.line, p.message)))
     return status
+
+
+def _line_of_unreadable_number(text: str) -> int:
+    """The line of the first scalar YAML takes for an integer that is not one (1 when none is found)."""
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    pending = [YAML(typ="rt").compose(io.StringIO(text))]
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, ScalarNode) and str(getattr(node.tag, "value", node.tag)) == "tag:yaml.org,2002:int":
+            try:
+                int(node.value.replace("_", ""), 0)
+            except ValueError:
+                return node.start_mark.line + 1
+        elif isinstance(node, SequenceNode):
+            pending.extend(node.value)
+        elif isinstance(node, MappingNode):
+            pending.extend(part for pair in node.value for part in pair)
+    return 1
 
 
 def _duplicate_ids(document: CommentedMap, path: str) -> list[Problem]:
@@ -211,13 +238,30 @@ def _line_of(document: Any, loc: list[Any], missing: bool) -> int:
 def save(path: str | os.PathLike[str], text: str) -> None:
     """Replace the file with `text` atomically: validated first, then temp file, fsync, rename, fsync the folder.
 
-    Readers (web workers, the clock) see the old file or the new one, never a half-written one. The caller holds
-    `lock(path)` and has checked the version it edited is still current.
+    A reader sees the old file or the new one, never a half-written one. The new file keeps the old one's mode
+    (mkstemp makes 0600, which would lock out readers running as another user) and, where allowed, its owner.
     """
-    path = Path(path)
     parse(text, str(path))  # raises before anything on disk changes
+    write(path, text)
+
+
+def write(path: str | os.PathLike[str], text: str) -> None:
+    """Replace the file with `text` atomically (temp file, fsync, rename, fsync the folder), without validating."""
+    path = Path(path)
+    try:
+        before: os.stat_result | None = path.stat()
+    except FileNotFoundError:
+        before = None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        if before is not None:
+            os.fchmod(fd, stat.S_IMODE(before.st_mode))
+            try:
+                os.fchown(fd, before.st_uid, before.st_gid)
+            except PermissionError:  # only root may give a file away; a group we are not in is refused too
+                pass
+        else:
+            os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
@@ -233,8 +277,8 @@ def save(path: str | os.PathLike[str], text: str) -> None:
         os.close(directory)
 
 
-def lock(path: str | os.PathLike[str], timeout: float = 10.0):
-    """A cross-process lock for editing the file (a `.lock` file beside it)."""
-    from filelock import FileLock
-
-    return FileLock(f"{path}.lock", timeout=timeout)
+def _umask() -> int:
+    """The process's umask (read by setting it, then putting it back)."""
+    current = os.umask(0o022)
+    os.umask(current)
+    return current

@@ -45,9 +45,20 @@ def parse_phone(raw: str) -> str:
         raise ContactError("phone_malformed") from None
     if not phonenumbers.is_possible_number(number):
         raise ContactError("phone_malformed")
-    if not phonenumbers.is_valid_number(number) or phonenumbers.region_code_for_number(number) != "CA":
+    # The region is looked up once (it is the slow part); a number found in no region has none.
+    if phonenumbers.region_code_for_number(number) != "CA" or not phonenumbers.is_valid_number_for_region(number,
+                                                                                                           "CA"):
         raise ContactError("phone_not_canadian")
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def limit_key(channel: str, address: str) -> str:
+    """The address as limits count it: one mailbox however it is spelled (case, dots, +tags), so variants of a
+    victim's address share one limit. Only for counting: mail still goes to the address as typed."""
+    if channel != EMAIL or "@" not in address:
+        return address
+    local, domain = address.lower().rsplit("@", 1)
+    return f"{local.split('+', 1)[0].replace('.', '')}@{domain}"
 
 
 def parse_any(raw: str) -> tuple[str, str]:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 
 from sqlalchemy import Integer, String, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from notifier.db import Base, utcnow
+from notifier.db import Base, insert_many, utcnow
 from notifier.masking import mask
 from notifier.subscribers.models import Consent
 
@@ -26,6 +26,7 @@ from notifier.subscribers.models import Consent
 TEXT_VERSION = "2026-11-v1"
 
 GIVEN, CONFIRMED, WITHDRAWN = "given", "confirmed", "withdrawn"
+BATCH = 5000  # rows per bulk statement (and addresses per IN list)
 
 
 class ConsentKey(Base):
@@ -51,18 +52,53 @@ def _key(session: Session) -> bytes:
 
 def address_hash(session: Session, address: str) -> str:
     """The keyed SHA-256 of an address (hex): how consent rows and opted-out contacts are matched."""
-    return hmac.new(_key(session), address.encode("utf-8"), hashlib.sha256).hexdigest()
+    return hasher(session)(address)
+
+
+def hasher(session: Session) -> Callable[[str], str]:
+    """`address_hash` with the key read once: for hashing many addresses (a bulk import)."""
+    key = _key(session)
+    return lambda address: hmac.new(key, address.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def _values(hashed: Callable[[str], str], *, channel: str, address: str, action: str, method: str, source: str = "",
+            subscriber_id: int | None = None, language: str = "en", note: str = "",
+            now: datetime | None = None) -> dict:
+    """One consent row's columns: the address kept only as its keyed hash and its masked form."""
+    return {"subscriber_id": subscriber_id, "channel": channel, "address_hash": hashed(address),
+            "address_masked": mask(address), "action": action, "method": method, "source": source[:128],
+            "text_version": TEXT_VERSION, "language": language, "note": note, "at": now or utcnow()}
+
+
+def record_many(session: Session, entries: Iterable[dict], hashed: Callable[[str], str]) -> int:
+    """Add many consent rows at once (bulk statements); each entry has the keyword arguments of `record` (with
+    `now`). Returns how many rows were added. The caller commits."""
+    rows = [_values(hashed, **entry) for entry in entries]
+    insert_many(session, Consent.__table__, rows, BATCH)
+    return len(rows)
+
+
+def withdrawn_among(session: Session, addresses: Iterable[tuple[str, str]],
+                    hashed: Callable[[str], str]) -> set[tuple[str, str]]:
+    """The (channel, address) pairs whose last word was a withdrawal: `has_withdrawn` for many, set-wise."""
+    by_hash: dict[tuple[str, str], tuple[str, str]] = {(c, hashed(a)): (c, a) for c, a in addresses}
+    hashes = sorted({h for _, h in by_hash})
+    last: dict[tuple[str, str], tuple[datetime, int, str]] = {}
+    for start in range(0, len(hashes), BATCH):
+        query = select(Consent.channel, Consent.address_hash, Consent.at, Consent.id, Consent.action).where(
+            Consent.address_hash.in_(hashes[start:start + BATCH]))
+        for channel, digest, at, row_id, action in session.execute(query):
+            if (channel, digest) in by_hash and (at, row_id, action) > last.get((channel, digest), (at, -1, "")):
+                last[(channel, digest)] = (at, row_id, action)
+    return {by_hash[k] for k, (_, _, action) in last.items() if action == WITHDRAWN}
 
 
 def record(session: Session, *, channel: str, address: str, action: str, method: str, source: str = "",
            subscriber_id: int | None = None, language: str = "en", note: str = "",
            now: datetime | None = None) -> Consent:
     """Add one consent row (given, confirmed or withdrawn) for `address`."""
-    row = Consent(
-        subscriber_id=subscriber_id, channel=channel, address_hash=address_hash(session, address),
-        address_masked=mask(address), action=action, method=method, source=source[:128],
-        text_version=TEXT_VERSION, language=language, note=note, at=now or utcnow(),
-    )
+    row = Consent(**_values(hasher(session), channel=channel, address=address, action=action, method=method,
+                            source=source, subscriber_id=subscriber_id, language=language, note=note, now=now))
     session.add(row)
     return row
 

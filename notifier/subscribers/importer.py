@@ -3,30 +3,38 @@
 A bad row is reported with its line and nothing of it is stored; good rows are stored. Importing the same file
 again changes nothing: existing addresses are matched, follows are only added when missing, and only new
 addresses are invited. An address that once said stop is never re-subscribed by an import.
+
+A board's list may hold a quarter of a million rows, so storing is set-wise: the file is checked in one streaming
+pass, what already exists (contacts, withdrawals, follows) is read with a few large queries, the rows are applied
+in file order in memory (the same rules as one row at a time: a later row sees what an earlier one added), and
+what is new goes in with bulk statements of `BATCH` rows. Nothing is written twice: every new row is decided once.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TextIO
 
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from notifier.db import insert_many
 from notifier.errors import NotifierError
 from notifier.status.boards import Board
+from notifier.status.history import latest_event_id
 from notifier.subscribers import consent
 from notifier.subscribers.addresses import EMAIL, SMS, ContactError, parse_email, parse_phone
-from notifier.subscribers.contacts import activate, find_contact
-from notifier.subscribers.models import Contact, ContactStatus, Follow, Subscriber
+from notifier.subscribers.models import FORGOTTEN, Contact, ContactStatus, Follow, Frequency, Subscriber
 
 COLUMNS = ("email", "phone", "board", "panel", "language")
 PANELS = {"elementary": ("elementary",), "secondary": ("secondary",), "both": ("elementary", "secondary"),
           "": ("elementary", "secondary")}
 PROBLEMS = {"email_invalid": "email is not a valid address", "phone_malformed": "phone is not a phone number",
             "phone_not_canadian": "phone is not a Canadian number"}
+BATCH = consent.BATCH
 
 
 class ImportFileError(NotifierError):
@@ -42,15 +50,28 @@ class Row:
     language: str
 
 
+@dataclass(frozen=True)
+class Invitee:
+    """A contact the import added as pending, with what its confirmation request needs."""
+
+    contact_id: int
+    channel: str
+    address: str
+    language: str
+    follows: tuple[tuple[str, str], ...]  # (board id, panel), sorted
+
+
 @dataclass
 class Report:
-    """What an import did; `problems` are "FILE:LINE: message"; `invite` are contacts to send a confirmation."""
+    """What an import did; `problems` are "FILE:LINE: message"; `invite` are contacts to send a confirmation.
+
+    `unchanged` counts rows that added nothing: already stored (a second import), or repeating an earlier line."""
 
     changed: int = 0
     unchanged: int = 0
     left_alone: int = 0
     problems: list[str] = field(default_factory=list)
-    invite: list[Contact] = field(default_factory=list)
+    invite: list[Invitee] = field(default_factory=list)
 
 
 def read(handle: TextIO, name: str, boards: Mapping[str, Board], report: Report) -> Iterator[Row]:
@@ -91,50 +112,134 @@ def _check(record: dict[str, str], line: int, boards: Mapping[str, Board]) -> tu
     return [], Row(line, addresses, board.id, PANELS[panel], language)
 
 
-def store(session: Session, row: Row, now: datetime, source: str, confirmed: bool, note: str,
+Owner = tuple[str, int]  # ("old", subscriber id) or ("new", index among the subscribers this import adds)
+
+
+@dataclass
+class _Plan:
+    """What the rows add, decided in memory before anything is written."""
+
+    contacts: dict[tuple[str, str], tuple[Owner, str]]  # (channel, address) -> (owner, status), old and new
+    follows: dict[Owner, set[tuple[str, str]]]
+    languages: dict[Owner, str]
+    new_subscribers: list[Owner] = field(default_factory=list)
+    new_follows: list[tuple[Owner, str, str]] = field(default_factory=list)
+    new_contacts: list[tuple[Owner, str, str]] = field(default_factory=list)
+
+
+def store(session: Session, rows: Iterable[Row], now: datetime, source: str, confirmed: bool, note: str,
           report: Report) -> None:
-    """Store one valid row (inside a savepoint), counting whether it changed anything."""
-    with session.begin_nested():
-        changed = _store(session, row, now, source, confirmed, note, report)
-    if changed:
-        report.changed += 1
-    else:
-        report.unchanged += 1
+    """Store the valid rows (set-wise, in bulk), counting which changed anything; the caller commits."""
+    rows = list(rows)
+    hashed = consent.hasher(session)
+    addresses = {pair for row in rows for pair in row.addresses}
+    withdrawn = consent.withdrawn_among(session, addresses, hashed)
+    plan = _existing(session, addresses, hashed)
+    for row in rows:
+        if _apply(plan, row, withdrawn, report):
+            report.changed += 1
+        else:
+            report.unchanged += 1
+    _write(session, plan, now, source, confirmed, note, report, hashed)
 
 
-def _store(session: Session, row: Row, now: datetime, source: str, confirmed: bool, note: str,
-           report: Report) -> bool:
-    found = {address: find_contact(session, channel, address) for channel, address in row.addresses}
+def _existing(session: Session, addresses: set[tuple[str, str]], hashed) -> _Plan:
+    """The contacts already stored for these addresses (an opted-out one is found by its hash), with their
+    families' follows and languages."""
+    wanted: dict[tuple[str, str], tuple[str, str]] = {}  # (channel, stored address) -> (channel, address)
+    for channel, address in addresses:
+        wanted[(channel, FORGOTTEN + hashed(address))] = (channel, address)
+    for channel, address in addresses:
+        wanted[(channel, address)] = (channel, address)  # the plain address wins, as in `find_contact`
+    stored = sorted({a for _, a in wanted})
+    found: dict[tuple[str, str], tuple[Owner, str]] = {}
+    for start in range(0, len(stored), BATCH):
+        query = select(Contact.channel, Contact.address, Contact.subscriber_id, Contact.status).where(
+            Contact.address.in_(stored[start:start + BATCH]))
+        for channel, address, subscriber_id, status in session.execute(query):
+            pair = wanted.get((channel, address))
+            if pair is not None and (pair not in found or not address.startswith(FORGOTTEN)):
+                found[pair] = (("old", subscriber_id), status)
+    owners = sorted({owner[1] for owner, _ in found.values()})
+    plan = _Plan(found, {("old", i): set() for i in owners}, {})
+    for start in range(0, len(owners), BATCH):
+        chunk = owners[start:start + BATCH]
+        for subscriber_id, board, panel in session.execute(
+                select(Follow.subscriber_id, Follow.board_id, Follow.panel).where(Follow.subscriber_id.in_(chunk))):
+            plan.follows[("old", subscriber_id)].add((board, panel))
+        for subscriber_id, language in session.execute(
+                select(Subscriber.id, Subscriber.language).where(Subscriber.id.in_(chunk))):
+            plan.languages[("old", subscriber_id)] = language
+    return plan
+
+
+def _apply(plan: _Plan, row: Row, withdrawn: set[tuple[str, str]], report: Report) -> bool:
+    """One row, by the rules of a single sign-up from a list; True when it adds anything."""
+    found = [plan.contacts.get(pair) for pair in row.addresses]
     fresh = []
-    for channel, address in row.addresses:
-        if consent.has_withdrawn(session, channel, address):
+    for pair, contact in zip(row.addresses, found, strict=True):
+        if pair in withdrawn:
             report.left_alone += 1  # they said stop once: an old list is no reason to write again
-        elif found[address] is None:
-            fresh.append((channel, address))
-    owner = next((c.subscriber for c in found.values() if c is not None
-                  and c.status != ContactStatus.OPTED_OUT.value), None)
+        elif contact is None:
+            fresh.append(pair)
+    owner = next((o for o, status in filter(None, found) if status != ContactStatus.OPTED_OUT.value), None)
     if owner is None and not fresh:
         return False
     if owner is None:
-        owner = Subscriber(language=row.language, created_at=now)
-        session.add(owner)
+        owner = ("new", len(plan.new_subscribers))
+        plan.new_subscribers.append(owner)
+        plan.follows[owner], plan.languages[owner] = set(), row.language
     changed = False
-    have = {(f.board_id, f.panel) for f in owner.follows}
     for panel in row.panels:
-        if (row.board, panel) not in have:
-            owner.follows.append(Follow(board_id=row.board, panel=panel))
+        if (row.board, panel) not in plan.follows[owner]:
+            plan.follows[owner].add((row.board, panel))
+            plan.new_follows.append((owner, row.board, panel))
             changed = True
     for channel, address in fresh:
-        contact = Contact(channel=channel, address=address, created_at=now, status_changed_at=now)
-        owner.contacts.append(contact)
-        session.flush()
-        actions = [consent.GIVEN, consent.CONFIRMED] if confirmed else [consent.GIVEN]
-        for action in actions:
-            consent.record(session, channel=channel, address=address, action=action, method="import", source=source,
-                           subscriber_id=owner.id, language=owner.language, note=note, now=now)
-        if confirmed:
-            activate(session, contact, address, now)
-        else:
-            report.invite.append(contact)
+        plan.contacts[(channel, address)] = (owner, ContactStatus.PENDING.value)
+        plan.new_contacts.append((owner, channel, address))
         changed = True
     return changed
+
+
+def _write(session: Session, plan: _Plan, now: datetime, source: str, confirmed: bool, note: str, report: Report,
+           hashed) -> None:
+    ids: dict[Owner, int] = {owner: owner[1] for owner in plan.follows if owner[0] == "old"}
+    new = [{"language": plan.languages[o], "created_at": now, "notify_on_effect": False} for o in plan.new_subscribers]
+    for owner, subscriber_id in zip(plan.new_subscribers, _insert_returning(session, Subscriber, new), strict=True):
+        ids[owner] = subscriber_id
+    insert_many(session, Follow.__table__, [{"subscriber_id": ids[o], "board_id": b, "panel": p}
+                                            for o, b, p in plan.new_follows], BATCH)
+    seen = latest_event_id(session) if confirmed else 0
+    contacts = [{"subscriber_id": ids[o], "channel": c, "address": a, "frequency": Frequency.IMMEDIATE.value,
+                 "status": ContactStatus.ACTIVE.value if confirmed else ContactStatus.PENDING.value,
+                 "created_at": now, "status_changed_at": now, "confirmed_at": now if confirmed else None,
+                 "seen_event_id": seen} for o, c, a in plan.new_contacts]
+    insert_many(session, Contact.__table__, contacts, BATCH)  # (channel, address) is unique: ids are read back
+    actions = [consent.GIVEN, consent.CONFIRMED] if confirmed else [consent.GIVEN]
+    consent.record_many(session, ({"channel": c, "address": a, "action": action, "method": "import", "source": source,
+                                   "subscriber_id": ids[o], "language": plan.languages[o], "note": note, "now": now}
+                                  for o, c, a in plan.new_contacts for action in actions), hashed)
+    if not confirmed:
+        contact_ids = _contact_ids(session, [(c, a) for _, c, a in plan.new_contacts])
+        report.invite = [Invitee(contact_ids[(c, a)], c, a, plan.languages[o], tuple(sorted(plan.follows[o])))
+                         for o, c, a in plan.new_contacts]
+
+
+def _contact_ids(session: Session, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    wanted, ids = set(pairs), {}
+    addresses = sorted({a for _, a in pairs})
+    for start in range(0, len(addresses), BATCH):
+        query = select(Contact.channel, Contact.address, Contact.id).where(
+            Contact.address.in_(addresses[start:start + BATCH]))
+        ids.update({(c, a): i for c, a, i in session.execute(query) if (c, a) in wanted})
+    return ids
+
+
+def _insert_returning(session: Session, model, rows: list[dict]) -> list[int]:
+    """Insert in batches (multi-row INSERT … RETURNING); the new ids, in the order of `rows`."""
+    ids: list[int] = []
+    statement = insert(model.__table__).returning(model.__table__.c.id, sort_by_parameter_order=True)
+    for start in range(0, len(rows), BATCH):
+        ids.extend(session.execute(statement, rows[start:start + BATCH]).scalars())
+    return ids

@@ -1,9 +1,15 @@
 """Texts parents send us: STOP and ARRET, START, YES and OUI, HELP and AIDE, or a board's short name to subscribe.
 
-Twilio handles its English keywords itself on long codes (it replies, and blocks a number after STOP), but it
-does not know ours (ARRET, AIDE, OUI, DEBUT) and we must record every one of them anyway. Matching ignores case,
-accents and punctuation ("Arrêt!" is ARRET). Texting a board's code (`TDSB`, `TDSB SECONDARY`, `CEPEO
+Twilio handles its English keywords itself on long codes when they are the whole message (it replies, and blocks
+a number after STOP), but it does not know ours (ARRET, FIN, DESINSCRIRE, AIDE, OUI, DEBUT…) nor a keyword with
+more words ("STOP please"), and we must record every one of them anyway. Matching ignores case, accents and
+punctuation ("Arrêt!" is ARRET); the first word decides ("Arrêtez svp" stops), and the answer is in its language.
+Texting a board's code (`TDSB`, `TDSB SECONDARY`, `CEPEO
 ELEMENTAIRE`) subscribes at once: the parent sent the first message, so no confirmation is needed.
+
+A signed request can be sent again by anyone who saw it (Twilio's signature has no time in it), and Twilio itself
+retries: each message is acted on once, by its MessageSid (`first_delivery`), and a keyword that changes a
+contact (STOP, START, a board's code) is ignored when it is older than the last one applied to that contact.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from notifier.masking import mask
@@ -21,13 +28,14 @@ from notifier.status.boards import Board, Panel
 from notifier.subscribers import consent, ratelimit, signup
 from notifier.subscribers.addresses import SMS
 from notifier.subscribers.contacts import activate, find_contact, mark_opted_out
-from notifier.subscribers.models import Contact, ContactStatus, Follow, Subscriber
+from notifier.subscribers.models import Contact, ContactStatus, Follow, InboundText, Subscriber
 
 TWILIO_STOP = {"STOP", "STOPALL", "UNSUBSCRIBE", "END", "QUIT", "CANCEL", "REVOKE", "OPTOUT"}
-OUR_STOP = {"ARRET", "ARRETER", "DESABONNER"}
-START = {"START", "UNSTOP", "YES", "OUI", "DEBUT"}
+OUR_STOP = {"ARRET", "ARRETE", "ARRETEZ", "ARRETER", "FIN", "DESABONNER", "DESABONNEMENT", "DESINSCRIRE",
+            "DESINSCRIPTION", "ANNULER"}
+START = {"START", "UNSTOP", "YES", "OUI", "DEBUT", "COMMENCER", "REPRENDRE"}
 HELP = {"HELP", "INFO", "AIDE"}
-FRENCH = OUR_STOP | {"OUI", "DEBUT", "AIDE"}
+FRENCH = OUR_STOP | {"OUI", "DEBUT", "COMMENCER", "REPRENDRE", "AIDE"}
 PANEL_WORDS = {"ELEMENTARY": ("en", Panel.ELEMENTARY), "ELEMENTAIRE": ("fr", Panel.ELEMENTARY),
                "SECONDARY": ("en", Panel.SECONDARY), "SECONDAIRE": ("fr", Panel.SECONDARY)}
 REPLIES_PER_HOUR = 10  # an auto-responder on the other end must not start an endless conversation
@@ -55,17 +63,46 @@ def handle(session: Session, boards: Mapping[str, Board], number: str, body: str
     known = contact.subscriber.language if contact is not None else None
     first = said[0] if said else ""
     keyword_language = "fr" if first in FRENCH else "en"
-    if len(said) == 1 and first in TWILIO_STOP | OUR_STOP:
+    changes = first in TWILIO_STOP | OUR_STOP | START or first.lower() in boards
+    if changes and contact is not None and contact.keyword_at is not None and now < contact.keyword_at:
+        return Reply(None)  # sent before the keyword already applied, arrived after it: the later one wins
+    if first in TWILIO_STOP | OUR_STOP:
         mark_opted_out(session, SMS, number, "sms-keyword", mask(number))
-        # Twilio answers its own STOP words and blocks further texts; ours are French, and answered in French.
-        return Reply("stopped" if first in OUR_STOP else None, ("fr",))
-    if len(said) == 1 and first in START:
-        return _start(session, contact, number, known or keyword_language, now)
-    if len(said) == 1 and first in HELP:
+        _applied(session, number, now)
+        # Twilio answers its own STOP words, alone in a message, itself (and blocks further texts); we answer the
+        # rest (French words, a keyword with more words), in the keyword's language.
+        return Reply(None if said == [first] and first in TWILIO_STOP else "stopped", (keyword_language,))
+    if first in START:
+        reply = _start(session, contact, number, known or keyword_language, now)
+        _applied(session, number, now)
+        return reply
+    if first in HELP:
         return Reply("help", (known or keyword_language,))
     if first.lower() in boards:
-        return _subscribe(session, boards, contact, number, said, now)
+        reply = _subscribe(session, boards, contact, number, said, now)
+        _applied(session, number, now)
+        return reply
     return Reply("unknown", (known,) if known else ("en", "fr"))
+
+
+def first_delivery(session: Session, sid: str, now: datetime) -> bool:
+    """True the first time Twilio's MessageSid `sid` is seen; False for the same message again (a retry, a replay).
+
+    The sid is recorded in the caller's transaction: concurrent deliveries of one message meet on its unique key.
+    """
+    try:
+        with session.begin_nested():
+            session.add(InboundText(sid=sid[:64], received_at=now))
+    except IntegrityError:
+        return False
+    return True
+
+
+def _applied(session: Session, number: str, now: datetime) -> None:
+    """Remember when the last keyword was applied to this number's contact (if it has one)."""
+    contact = find_contact(session, SMS, number)
+    if contact is not None:
+        contact.keyword_at = max(now, contact.keyword_at or now)
 
 
 def _start(session: Session, contact: Contact | None, number: str, language: str, now: datetime) -> Reply:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from notifier.db import Base, UtcDateTime, utcnow
@@ -66,6 +66,10 @@ class Contact(Base):
     confirmed_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     status_changed_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     seen_event_id: Mapped[int] = mapped_column(Integer, default=0)
+    # When the last texted keyword (STOP, START, a board's code) was applied: an older one arriving later loses.
+    keyword_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # A short reminder each school morning while a followed board or panel is closed or working to rule (opt-in).
+    morning_reminder: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     subscriber: Mapped[Subscriber] = relationship(back_populates="contacts")
 
@@ -101,3 +105,13 @@ class Consent(Base):
     language: Mapped[str] = mapped_column(String(2), default="en")
     note: Mapped[str] = mapped_column(Text, default="")
     at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class InboundText(Base):
+    """A text Twilio delivered to us, by its MessageSid: the same message twice (a retry, or a replayed signed
+    request, which Twilio's signature cannot tell apart) is acted on once. Holds no number and no words."""
+
+    __tablename__ = "inbound_texts"
+
+    sid: Mapped[str] = mapped_column(String(64), primary_key=True)
+    received_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)

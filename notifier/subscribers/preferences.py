@@ -41,6 +41,8 @@ class Changes:
     new_email: str = ""
     new_phone: str = ""
     new_frequency: str = "immediate"
+    reminders: set[int] | None = None  # contacts whose morning-reminder box is ticked (None: the form had none)
+    new_reminder: bool = False
 
 
 def live_contacts(subscriber: Subscriber) -> list[Contact]:
@@ -73,7 +75,8 @@ def validate(session: Session, subscriber: Subscriber, changes: Changes, boards:
             addresses.append((channel, address, changes.new_frequency))
     if errors:
         raise SignupError(errors)
-    return Signup(addresses, follows, changes.language, changes.notify_on_effect)
+    reminders = frozenset((EMAIL, SMS)) if changes.new_reminder else frozenset()
+    return Signup(addresses, follows, changes.language, changes.notify_on_effect, reminders=reminders)
 
 
 def apply(session: Session, subscriber: Subscriber, changes: Changes, valid: Signup, now: datetime,
@@ -85,8 +88,11 @@ def apply(session: Session, subscriber: Subscriber, changes: Changes, valid: Sig
     for contact in live_contacts(subscriber):
         if contact.id in changes.stop:
             mark_opted_out(session, contact.channel, contact.address, "web", source)
-        elif contact.id in changes.frequencies:
+            continue
+        if contact.id in changes.frequencies:
             contact.frequency = changes.frequencies[contact.id]
+        if changes.reminders is not None:
+            contact.morning_reminder = contact.id in changes.reminders
     added = []
     for channel, address, frequency in valid.addresses:
         contact = find_contact(session, channel, address)
@@ -96,6 +102,7 @@ def apply(session: Session, subscriber: Subscriber, changes: Changes, valid: Sig
         if contact is not None and contact.status == ContactStatus.ACTIVE.value:
             continue  # someone's active address: never moved by another family's link
         contact = attach_pending(session, subscriber, contact, (channel, address, frequency), now, "web", source)
+        contact.morning_reminder = channel in valid.reminders
         added.append(contact)
     return added
 

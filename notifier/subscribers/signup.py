@@ -1,7 +1,9 @@
 """Signing up: check what a parent typed, store it as pending, and confirm it (double opt-in) before anything else.
 
 Nothing here lets one person change another's subscription: an address that is already active is left as it is
-(its owner gets their manage link instead), and pending sign-ups receive only their confirmation. Validation
+(its owner gets their manage link instead), and a pending one is never changed (it is only sent its confirmation
+again). The answer never tells an address's history: a number that once texted STOP is answered like any other
+(and not texted, nor stored). Limits count an address however it is spelled (`addresses.limit_key`). Validation
 reports every problem at once, as field -> code, and stores nothing when there is any.
 """
 
@@ -17,7 +19,7 @@ from sqlalchemy.orm import Session
 from notifier.errors import NotifierError
 from notifier.status.boards import Board, Panel
 from notifier.subscribers import consent, ratelimit
-from notifier.subscribers.addresses import EMAIL, SMS, ContactError, parse_email, parse_phone
+from notifier.subscribers.addresses import EMAIL, SMS, ContactError, limit_key, parse_email, parse_phone
 from notifier.subscribers.contacts import activate, find_contact
 from notifier.subscribers.models import Contact, ContactStatus, Follow, Frequency, Subscriber
 
@@ -47,16 +49,29 @@ class SignupForm:
     email_frequency: str = Frequency.IMMEDIATE.value
     sms_frequency: str = Frequency.IMMEDIATE.value
     notify_on_effect: bool = False
+    email_reminder: bool = False
+    sms_reminder: bool = False
 
 
 @dataclass
 class Signup:
-    """A valid sign-up: addresses as (channel, address, frequency) and follows as (board id, panel)."""
+    """A valid sign-up: addresses as (channel, address, frequency) and follows as (board id, panel).
+
+    `withheld` are addresses that must not be written to (a number that texted STOP): neither stored nor sent
+    anything, yet answered and rate-limited like the others, so the answer does not tell their history.
+    """
 
     addresses: list[tuple[str, str, str]]
     follows: list[tuple[str, str]]
     language: str
     notify_on_effect: bool
+    withheld: list[tuple[str, str, str]] = field(default_factory=list)
+    reminders: frozenset[str] = frozenset()  # the channels whose new addresses get morning reminders
+
+    @property
+    def channels(self) -> list[str]:
+        """Every channel the parent gave, withheld ones included (what the "check your messages" page names)."""
+        return sorted({channel for channel, _, _ in self.addresses + self.withheld})
 
 
 @dataclass
@@ -94,6 +109,7 @@ def validate(session: Session, form: SignupForm, boards: Mapping[str, Board]) ->
     if not follows and not errors:
         errors["board-0"] = "board_missing"
     addresses: list[tuple[str, str, str]] = []
+    withheld: list[tuple[str, str, str]] = []
     if not form.email.strip() and not form.phone.strip():
         errors["channel"] = "channel_missing"
     if form.email.strip():
@@ -104,16 +120,17 @@ def validate(session: Session, form: SignupForm, boards: Mapping[str, Board]) ->
     if form.phone.strip():
         try:
             phone = parse_phone(form.phone)
-            if consent.has_withdrawn(session, SMS, phone):
-                errors["phone"] = "phone_opted_out"
-            addresses.append((SMS, phone, _frequency(form.sms_frequency, errors, "phone")))
+            entry = (SMS, phone, _frequency(form.sms_frequency, errors, "phone"))
+            (withheld if consent.has_withdrawn(session, SMS, phone) else addresses).append(entry)
         except ContactError as error:
             errors["phone"] = error.code
     if form.language not in LANGUAGES:
         errors["language"] = "language_unknown"
     if errors:
         raise SignupError(errors)
-    return Signup(addresses, follows, form.language, form.notify_on_effect)
+    reminders = frozenset(channel for channel, wanted in ((EMAIL, form.email_reminder), (SMS, form.sms_reminder))
+                          if wanted)
+    return Signup(addresses, follows, form.language, form.notify_on_effect, withheld=withheld, reminders=reminders)
 
 
 def _frequency(value: str, errors: dict[str, str], name: str) -> str:
@@ -123,19 +140,24 @@ def _frequency(value: str, errors: dict[str, str], name: str) -> str:
 
 
 def within_limits(session: Session, settings, signup: Signup, now: datetime, scope: str = "signup") -> str | None:
-    """None when the sign-up may go ahead, else the error code of the limit it hit (per address, SMS cap)."""
-    for channel, address, _ in signup.addresses:
-        key = f"{scope}:{channel}:{consent.address_hash(session, address)[:32]}"
+    """None when the sign-up may go ahead, else the error code of the limit it hit (per address, SMS cap).
+
+    Withheld addresses count too (answered alike), and each address is counted by its `limit_key`.
+    """
+    given = signup.addresses + signup.withheld
+    for channel, address, _ in given:
+        key = f"{scope}:{channel}:{consent.address_hash(session, limit_key(channel, address))[:32]}"
         if not ratelimit.allow(session, key, settings.signup_limit_per_contact, DAY, now):
             return "too_many_for_address"
-    if any(channel == SMS for channel, _, _ in signup.addresses):
+    if any(channel == SMS for channel, _, _ in given):
         if not ratelimit.allow(session, "confirm-sms:global", settings.confirmation_sms_per_hour, HOUR, now):
             return "sms_busy"
     return None
 
 
 def store(session: Session, signup: Signup, now: datetime, source: str, method: str = "web") -> Stored:
-    """Store the sign-up as pending (consent "given"); active addresses are left untouched."""
+    """Store the sign-up as pending (consent "given"); active and pending addresses are left untouched (a pending
+    one is only sent its confirmation again: a stranger must not rewrite it before its owner confirms)."""
     subscriber: Subscriber | None = None
     stored = Stored([], [])
     for channel, address, frequency in signup.addresses:
@@ -143,16 +165,17 @@ def store(session: Session, signup: Signup, now: datetime, source: str, method: 
         if contact is not None and contact.status == ContactStatus.ACTIVE.value:
             stored.already_active.append(contact)
             continue
+        if contact is not None and contact.status == ContactStatus.PENDING.value:
+            stored.to_confirm.append(contact)
+            continue
         if subscriber is None:
-            if contact is not None and len(contact.subscriber.contacts) == 1:
-                subscriber = contact.subscriber  # a sign-up that was never confirmed: start it again
-            else:
-                subscriber = Subscriber(created_at=now)
-                session.add(subscriber)
+            subscriber = Subscriber(created_at=now)
+            session.add(subscriber)
             subscriber.language, subscriber.notify_on_effect = signup.language, signup.notify_on_effect
             set_follows(subscriber, signup.follows)
-        stored.to_confirm.append(attach_pending(session, subscriber, contact, (channel, address, frequency), now,
-                                                method, source))
+        contact = attach_pending(session, subscriber, contact, (channel, address, frequency), now, method, source)
+        contact.morning_reminder = channel in signup.reminders
+        stored.to_confirm.append(contact)
     return stored
 
 

@@ -17,7 +17,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from notifier import i18n, masking
 from notifier.config import ROOT, Settings, log_secrets
 from notifier.formatting import install_filters
-from notifier.web.security import csrf
+from notifier.web.security import csrf, install_headers
 from notifier.web.services import Services, current_language, select_language
 
 
@@ -45,7 +45,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         WTF_CSRF_TIME_LIMIT=None,
     )
     app.config.update({k: v for k, v in overrides.items() if k not in env_overrides})
-    app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1, x_host=1)  # type: ignore[method-assign]
+    if settings.trusted_proxies:  # X-Forwarded-* only from the proxies we were told of: anyone can send them
+        hops = settings.trusted_proxies
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
 
     app.extensions["notifier"] = Services.build(settings)
     i18n.compile_catalogues()
@@ -54,9 +56,23 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.context_processor(lambda: {"language": current_language()})
     app.jinja_env.add_extension("jinja2.ext.do")
     csrf.init_app(app)
+    install_headers(app, https=settings.base_url.startswith("https://"))
 
-    from notifier.web import api, dev, health, manage, public, staff, subscribe, twilio_inbound, twilio_status
+    from notifier.web import (
+        api,
+        calendar,
+        dev,
+        health,
+        manage,
+        public,
+        staff,
+        subscribe,
+        twilio_inbound,
+        twilio_status,
+        widgets,
+    )
 
-    for module in (public, api, health, subscribe, manage, twilio_inbound, twilio_status, staff, dev):
+    for module in (public, calendar, widgets, api, health, subscribe, manage, twilio_inbound, twilio_status, staff,
+                   dev):
         app.register_blueprint(module.bp)
     return app

@@ -31,10 +31,15 @@ def only_in_debug_on_this_machine() -> None:
 
 
 def _from_loopback() -> bool:
-    # ProxyFix replaces REMOTE_ADDR with X-Forwarded-For, which anyone can send: ask the socket's own address.
-    peer = request.environ.get("werkzeug.proxy_fix.orig", {}).get("REMOTE_ADDR") or request.environ.get("REMOTE_ADDR")
+    # Both the socket's address and, behind NOTIFIER_TRUSTED_PROXIES proxies, the caller they saw must be this
+    # machine: a forwarded header alone never opens the page, and a proxy on this machine does not either.
+    socket_peer = request.environ.get("werkzeug.proxy_fix.orig", {}).get("REMOTE_ADDR")
+    return all(_loopback(peer) for peer in (socket_peer or request.environ.get("REMOTE_ADDR"), request.remote_addr))
+
+
+def _loopback(address: str | None) -> bool:
     try:
-        return ipaddress.ip_address(peer or "").is_loopback
+        return ipaddress.ip_address(address or "").is_loopback
     except ValueError:
         return False
 

@@ -1,7 +1,9 @@
-"""/healthz: is the service serving, is the database reachable, and is boards.yaml valid right now?
+"""/healthz: is the service serving, is the database reachable, and which status document version is served?
 
-For load balancers and operators: "ok" (all well), "degraded" (serving, but boards.yaml on disk is invalid, so the
-last good state, or the state recorded in the database, is shown, with the problems listed as file:line; or a
+`boards_file.document` is the number of the published version served (the same in every process once each has
+looked, within a second). For load balancers and operators: "ok" (all well), "degraded" (serving, but the newest
+version, or in development a hand edit of boards.yaml, is invalid, so the last good state, or the state recorded in
+the database, is shown, with the problems listed as file:line; or a
 channel is paused because the provider refuses our account, listed under `paused_channels` with the reason and
 since when), or "failing" (503: nothing can be served, or the database is unreachable).
 """
@@ -33,6 +35,7 @@ def healthz() -> tuple[Response, int]:
     good = store.last_good
     if good is not None:
         boards_file["version"] = good.version
+        boards_file["document"] = good.number
         boards_file["boards"] = len(good.status.boards)
         boards_file["serving"] = _serving(store.source, bool(store.problems))
     try:
@@ -58,4 +61,4 @@ def healthz() -> tuple[Response, int]:
 def _serving(source: str | None, invalid: bool) -> str:
     if source == DATABASE:
         return "last recorded state (database)"
-    return "last good version" if invalid else "current file"
+    return "last good version" if invalid else "newest published version"

@@ -47,6 +47,8 @@ def _page(token: str, subscriber: Subscriber, errors: dict | None = None, status
         "manage/manage.html", token=token, subscriber=subscriber, rows=rows, errors=errors or {},
         live=preferences.live_contacts(subscriber), saved="saved" in request.args, changes=changes,
         boards=sorted_boards(select_language()), display_phone=addresses.display_phone,
+        calendar={"https": links.calendar_url(services().settings, subscriber.id),
+                  "webcal": links.calendar_url(services().settings, subscriber.id, scheme="webcal")},
     ), status
 
 
@@ -74,6 +76,8 @@ def save(token: str) -> tuple[str, int] | Response:
         stop={int(v) for v in request.form.getlist("stop") if v.isdigit()},
         new_email=request.form.get("new_email", "")[:320], new_phone=request.form.get("new_phone", "")[:40],
         new_frequency=request.form.get("new_frequency", "immediate"),
+        reminders={int(v) for v in request.form.getlist("reminder") if v.isdigit()},
+        new_reminder=bool(request.form.get("new_reminder")),
     )
     with transaction(sessions) as session:
         subscriber = session.get(Subscriber, subscriber_id) if subscriber_id else None

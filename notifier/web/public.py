@@ -18,14 +18,16 @@ from notifier.i18n import LANGUAGES
 from notifier.status.boards import Board, Panel, now_toronto
 from notifier.status.document import Snapshot, version_of
 from notifier.status.history import board_history
+from notifier.web.calendar import feed_urls
 from notifier.web.pagecache import respond
 from notifier.web.services import (
     LANGUAGE_COOKIE,
-    explicit_language,
+    board_asked,
     language_in_url,
     select_language,
     services,
 )
+from notifier.web.widgets import snippets
 
 bp = Blueprint("public", __name__)
 
@@ -91,7 +93,8 @@ def board(board_id: str) -> Response:
             history = board_history(session, board_id)
         now = now_toronto()
         return render_template("public/board.html", board=found.at(now), panels=list(Panel), history=history,
-                               in_force=found.period_at(now))
+                               in_force=found.period_at(now), calendar=feed_urls(board_id, language),
+                               snippets=snippets(board_id, language))
 
     return respond(services().pages.get(("board", board_id, language), snapshot, "text/html", build))
 
@@ -103,10 +106,8 @@ def feed(board_id: str) -> Response:
 
     Each language's feed has one id and self link, `…/feed.atom?lang=fr`, whichever address it was fetched at.
     """
-    language = select_language()
-    explicit = explicit_language() is not None  # such an answer depends on the URL alone: no Vary
-    snapshot = services().boards.snapshot
-    found = snapshot.status.by_id().get(board_id) or abort(404)
+    asked = board_asked(board_id)
+    found, snapshot, language = asked.board, asked.snapshot, asked.language
     base = services().settings.base_url
 
     def build() -> str:
@@ -123,8 +124,7 @@ def feed(board_id: str) -> Response:
             status_updated=status_updated, page_url=page_url, feed_id=feed_url, self_url=feed_url,
         )
 
-    key = ("feed", board_id, language, explicit)
-    return respond(services().pages.get(key, snapshot, "application/atom+xml", build, vary_language=not explicit))
+    return respond(asked.cached("feed", "application/atom+xml", build))
 
 
 @bp.get("/favicon.ico")

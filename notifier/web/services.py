@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from flask import current_app, g, request
+from flask import abort, current_app, g, request
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.config import Settings
 from notifier.db import make_engine, make_sessionmaker
 from notifier.i18n import LANGUAGES, best_language
+from notifier.status.boards import Board
+from notifier.status.document import Snapshot
 from notifier.status.store import BoardStore
-from notifier.web.pagecache import PageCache
+from notifier.web.pagecache import Page, PageCache
 
 LANGUAGE_COOKIE = "lang"
 
@@ -31,10 +33,10 @@ class Services:
 
     @classmethod
     def build(cls, settings: Settings) -> Services:
-        """Connect to the database and load boards.yaml (falling back to the recorded state if it is invalid)."""
+        """Connect to the database and load the published status document (seeded from boards.yaml if none is)."""
         engine = make_engine(settings.database_url)
         sessions = make_sessionmaker(engine)
-        store = BoardStore(settings.boards_file, sessions=sessions)
+        store = BoardStore(settings.boards_file, sessions=sessions, follow=settings.follow_boards_file)
         return cls(settings, engine, sessions, store, PageCache(sessions))
 
 
@@ -96,3 +98,31 @@ def current_language() -> str:
         return select_language()
     except RuntimeError:
         return "en"
+
+
+@dataclass(frozen=True)
+class BoardAsked:
+    """A request for one board's page, feed, calendar or widget: the board as published and the language asked for.
+
+    Every such answer is cached per board and language; when the URL names the language the answer depends on the
+    URL alone, so it needs no `Vary`.
+    """
+
+    board: Board
+    snapshot: Snapshot
+    language: str
+    explicit: bool
+
+    def cached(self, kind: str, mimetype: str, build: Callable[[], str | bytes], *key: Hashable) -> Page:
+        """The cached answer of this `kind`, built by `build()` when the published status or history moved on."""
+        return services().pages.get((kind, self.board.id, self.language, self.explicit, *key), self.snapshot,
+                                    mimetype, build, vary_language=not self.explicit)
+
+
+def board_asked(board_id: str) -> BoardAsked:
+    """The board `board_id` (404 when none is published under it) in the language of this request."""
+    snapshot = services().boards.snapshot
+    board = snapshot.status.by_id().get(board_id)
+    if board is None:
+        abort(404)
+    return BoardAsked(board, snapshot, select_language(), explicit_language() is not None)

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import timedelta
 from functools import wraps
 
-from filelock import Timeout as FileLockTimeout
 from flask import Blueprint, abort, g, redirect, render_template, request, session, url_for
 from flask_wtf.csrf import CSRFError
 from werkzeug.wrappers import Response
 
 from notifier.db import transaction, utcnow
-from notifier.delivery import channels
+from notifier.delivery import channels, progress
 from notifier.delivery.channels import EMAIL, Message
 from notifier.errors import BoardFileError, DeliveryError
 from notifier.masking import mask_email
@@ -24,6 +24,8 @@ from notifier.notices import preview as previews
 from notifier.notices import templates
 from notifier.staff import accounts, audit, edits, models, publishing, signin
 from notifier.staff import form as edit_form
+from notifier.staff import sessions as staff_sessions
+from notifier.status import published
 from notifier.status.boards import Board, Category, now_toronto
 from notifier.status.changes import diff
 from notifier.web.services import select_language, services
@@ -31,6 +33,7 @@ from notifier.web.services import select_language, services
 log = logging.getLogger(__name__)
 
 bp = Blueprint("staff", __name__, url_prefix="/staff")
+REFRESH_SECONDS = 5  # the progress page reloads itself this often while messages remain
 
 
 def _ip() -> str:
@@ -38,19 +41,17 @@ def _ip() -> str:
 
 
 def _signed_in() -> models.StaffMember | None:
-    """The staff member of this session, or None when signed out, expired, or the account was removed."""
-    staff_id, since = session.get("staff_id"), session.get("signed_in_at")
-    if staff_id is None or since is None:
-        return None
-    minutes = services().settings.staff_session_minutes
-    if time.time() - float(since) > minutes * 60:
-        log.warning("staff console refused: session of staff %s expired, from %s", staff_id, _ip())
-        session.clear()
+    """The staff member of this session, or None when signed out, expired, or the account was removed.
+
+    The cookie holds only a random session id; the session itself (account, expiry) is on the server.
+    """
+    token = session.get("staff_session")
+    if not token:
         return None
     with services().sessions() as db:
-        member = db.get(models.StaffMember, staff_id)
+        member = staff_sessions.member_of(db, str(token), utcnow())
         if member is None:
-            log.warning("staff console refused: account %s no longer exists, from %s", staff_id, _ip())
+            log.warning("staff console refused: session signed out, expired or its account removed, from %s", _ip())
             session.clear()
             return None
         g.staff_boards = accounts.boards_of(db, member)
@@ -131,20 +132,26 @@ def signin_link(token: str) -> str:
 
 @bp.post("/signin/<token>")
 def signin_confirm(token: str) -> Response | tuple[str, int]:
+    lifetime = timedelta(minutes=services().settings.staff_session_minutes)
     with transaction(services().sessions) as db:
         member = signin.redeem(db, token, utcnow(), _ip())
-        member_id = member.id if member else None
-    if member_id is None:
-        return render_template("staff/refused.html", reason="link"), 400
+        if member is None:
+            return render_template("staff/refused.html", reason="link"), 400
+        session_id = staff_sessions.start(db, member, utcnow(), lifetime, _ip())
+        email = member.email
     session.clear()
-    session["staff_id"] = member_id
-    session["signed_in_at"] = time.time()
-    log.info("staff %s signed in from %s", member_id, _ip())
+    session["staff_session"] = session_id
+    log.info("staff %s signed in from %s", mask_email(email), _ip())
     return redirect(url_for("staff.index"))
 
 
 @bp.post("/signout")
 def signout() -> Response:
+    """Ends the session on the server too: a copy of the cookie stops working."""
+    token = session.get("staff_session")
+    if token:
+        with transaction(services().sessions) as db:
+            staff_sessions.end(db, str(token))
     session.clear()
     return redirect(url_for("staff.signin_form"))
 
@@ -169,7 +176,13 @@ def edit(board_id: str) -> str | tuple[str, int]:
     if request.method == "GET":
         return _edit_page(current, edit_form.from_board(current, utcnow()), snapshot.version, current)
     form = edit_form.from_fields(request.form)
-    base = edit_form.decode_base(request.form.get("base", "")) or current
+    base = edit_form.decode_base(request.form.get("base", ""), _secret(), board_id, _staff_key())
+    if base is None:
+        # The hidden copy of the board the form showed is signed for this board and this staff member: a missing,
+        # forged or altered one (or one from another board's page) is refused, and the board is never taken from it.
+        log.warning("staff edit of %s by %s refused: the form's board state is missing, altered or not theirs, "
+                    "from %s", board_id, mask_email(g.staff.email), _ip())
+        return render_template("staff/refused.html", reason="form"), 400
     version = request.form.get("version", "")
     action = request.form.get("action", "preview")
     if action == "edit":
@@ -188,14 +201,28 @@ def edit(board_id: str) -> str | tuple[str, int]:
     return _preview_page(current, form, version, base, edited, preview)
 
 
+def _secret() -> str:
+    return services().settings.secret_key
+
+
+def _staff_key() -> str:
+    """What the edit form's signed state is bound to: the signed-in staff member (by an id never reused)."""
+    return g.staff.public_id
+
+
 def _edit_page(board: Board, form: edit_form.EditForm, version: str, base: Board, errors=None, conflict=None,
                published=None) -> str:
     return render_template("staff/edit.html", board=board, form=form, version=version,
-                           base=edit_form.encode_base(base), errors=errors or {}, conflict=conflict,
-                           published=published, now=now_toronto(), categories=[c.value for c in Category])
+                           base=edit_form.encode_base(base, _secret(), _staff_key()), errors=errors or {},
+                           conflict=conflict, published=published, now=now_toronto(),
+                           categories=[c.value for c in Category])
 
 
 def _publish(current: Board, edited: Board, base: Board, version: str, notify: bool) -> str | tuple[str, int]:
+    if edited.id != current.id or base.id != current.id:  # never write a board other than the one in the URL
+        log.error("staff edit of %s by %s refused: the edit names board %r", current.id, mask_email(g.staff.email),
+                  edited.id)
+        return render_template("staff/refused.html", reason="form"), 400
     try:
         result = publishing.publish(services().settings, services().sessions, edited, base, version, utcnow(),
                                     notify, g.staff.email, _ip())
@@ -205,12 +232,12 @@ def _publish(current: Board, edited: Board, base: Board, version: str, notify: b
         fresh = conflict.current
         return _edit_page(fresh, edit_form.from_board(fresh, utcnow()), services().boards.snapshot.version, fresh,
                           conflict=conflict.changes), 409
-    except BoardFileError as error:
-        log.error("staff edit of %s not saved: boards.yaml is invalid on disk: %s", current.id, error)
-        return render_template("staff/refused.html", reason="file"), 503
-    except FileLockTimeout:
-        log.error("staff edit of %s not saved: boards.yaml.lock was held for too long", current.id)
+    except published.Outdated as outdated:  # another version was stored in between (the lock makes this rare)
+        log.warning("staff edit of %s by %s not saved: %s", current.id, mask_email(g.staff.email), outdated)
         return render_template("staff/refused.html", reason="busy"), 503
+    except BoardFileError as error:
+        log.error("staff edit of %s not saved: the published status document is invalid: %s", current.id, error)
+        return render_template("staff/refused.html", reason="file"), 503
     services().boards.refresh(force=True)
     saved = result.saved
     return _edit_page(saved.new, edit_form.from_board(saved.new, utcnow()), saved.version, saved.new,
@@ -222,14 +249,15 @@ def _preview(old: Board, new: Board) -> dict:
     with services().sessions() as db:
         counts = previews.audience(db, new.id, changes, utcnow())
     rendered = {language: previews.preview(old, new, language, services().settings) for language in ("en", "fr")}
-    return {"changes": changes, "audience": counts, **rendered}
+    estimates = previews.estimates(services().settings, counts)
+    return {"changes": changes, "audience": counts, "estimates": estimates, **rendered}
 
 
 def _preview_page(board: Board, form: edit_form.EditForm, version: str, base: Board, edited: Board, preview: dict,
                   test_sent: bool | None = None) -> str:
     return render_template("staff/preview.html", board=board, form=form, version=version,
-                           base=edit_form.encode_base(base), edited=edited, preview=preview, test_sent=test_sent,
-                           now=now_toronto())
+                           base=edit_form.encode_base(base, _secret(), _staff_key()), edited=edited, preview=preview,
+                           test_sent=test_sent, now=now_toronto())
 
 
 def _send_test(preview) -> bool:
@@ -244,6 +272,19 @@ def _send_test(preview) -> bool:
         log.error("test email to %s failed: %s", mask_email(g.staff.email), error)
         return False
     return True
+
+
+@bp.get("/boards/<board_id>/progress")
+@signed_in
+def sending_progress(board_id: str) -> str:
+    """The board's latest publish, channel by channel. The page reloads itself only when asked (`?auto=1`): a page
+    that changes under a screen reader's user without their asking fails WCAG 2.2.1."""
+    board = _board_for(board_id)
+    with services().sessions() as db:
+        found = progress.latest(db, services().settings, utcnow(), board_id)
+    auto = request.args.get("auto") == "1"
+    return render_template("staff/progress.html", board=board, progress=found, refresh=REFRESH_SECONDS, now=utcnow(),
+                           auto=auto)
 
 
 @bp.get("/boards/<board_id>/history")

@@ -34,7 +34,7 @@ def sorted_boards(language: str) -> list[Board]:
 
 
 def client_ip() -> str:
-    """The caller's address (ProxyFix has already applied X-Forwarded-For from the one trusted proxy)."""
+    """The caller's address: the socket's, or the one NOTIFIER_TRUSTED_PROXIES proxies saw (ProxyFix applied it)."""
     return request.remote_addr or "unknown"
 
 
@@ -72,6 +72,7 @@ def submit() -> tuple[str, int]:
         language=request.form.get("language", ""), email_frequency=request.form.get("email_frequency", ""),
         sms_frequency=request.form.get("sms_frequency", ""),
         notify_on_effect=bool(request.form.get("notify_on_effect")),
+        email_reminder=bool(request.form.get("email_reminder")), sms_reminder=bool(request.form.get("sms_reminder")),
     )
     settings, sessions, now = services().settings, services().sessions, utcnow()
     with transaction(sessions) as session:
@@ -93,11 +94,12 @@ def submit() -> tuple[str, int]:
         messages = [account.confirmation(settings, c, boards) for c in stored.to_confirm]
         messages += [account.manage_link(settings, c, boards) for c in stored.already_active]
     outcomes = dict(zip([m.to for m in messages], account.deliver(settings, sessions, messages), strict=True))
+    # A number that refuses our texts (it said STOP to the carrier) is answered like any other: no history told.
     errors = {("phone" if m.channel == "sms" else "email"): f"send_{outcomes[m.to]}"
-              for m in messages if outcomes[m.to] != account.SENT}
+              for m in messages if outcomes[m.to] not in (account.SENT, account.REFUSED_OPTED_OUT)}
     if errors:
         return render_form(form, errors, status=400)
-    channels = sorted({channel for channel, _, _ in valid.addresses})
+    channels = valid.channels
     local = [c for c in channels if not (settings.email_configured if c == "email" else settings.sms_configured)]
     return render_template("subscribe/sent.html", channels=channels, local_outbox=settings.debug and local), 200
 

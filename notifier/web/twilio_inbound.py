@@ -37,13 +37,13 @@ bp = Blueprint("twilio_inbound", __name__)
 @require_twilio_signature
 def inbound() -> Response:
     """Act on a text (keyword or board code); the answer, if any, goes out through the outbox (empty TwiML)."""
-    answer(request.form.get("From", ""), request.form.get("Body", ""))
+    answer(request.form.get("From", ""), request.form.get("Body", ""), request.form.get("MessageSid") or None)
     return Response(str(MessagingResponse()), mimetype="text/xml")
 
 
-def answer(sender: str, body: str) -> str | None:
-    """Act on one text `body` from `sender`, send the answer, and return it (None: nothing to say, or a number we do
-    not serve).
+def answer(sender: str, body: str, sid: str | None = None) -> str | None:
+    """Act on one text `body` from `sender`, send the answer, and return it (None: nothing to say, a number we do
+    not serve, or Twilio's message `sid` already acted on: a retry or a replayed request gets no second reply).
 
     The one path for every text a parent sends: Twilio's webhook above, and /dev/outbox's replies in debug mode.
     """
@@ -54,6 +54,9 @@ def answer(sender: str, body: str) -> str | None:
         return None
     now, settings = utcnow(), services().settings
     with transaction(services().sessions) as session:
+        if sid is not None and not keywords.first_delivery(session, sid, now):
+            log.info("inbound text %s from %s already acted on; ignored", sid[:64], mask(number))
+            return None
         reply = keywords.handle(session, boards_by_id(), number, body[:1600], now)
         speak = reply.template is not None and keywords.may_reply(session, number, now)
     log.info("inbound text from %s: %s", mask(number), reply.template or "no reply")

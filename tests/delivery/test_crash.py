@@ -25,7 +25,7 @@ def test_a_tick_killed_mid_send_then_rerun_sends_each_parent_exactly_one_message
     sessions, fast_env, fast_settings, boards, smtp_server, twilio_server
 ):
     inbox, _ = smtp_server
-    cycle.run(sessions, str(fast_settings.boards_file))
+    cycle.run(sessions, str(fast_settings.boards_file), follow=True)
     with sessions() as session, session.begin():
         people = [make_subscriber(session) for _ in range(SUBSCRIBERS)]
         phones = {c.address for p in people for c in p.contacts if c.channel == "sms"}
@@ -64,12 +64,13 @@ def test_two_worker_processes_draining_one_outbox_at_once_send_nothing_twice(
     from notifier.clock import cycle_steps
     from notifier.delivery.outbox import OutboxRow
 
-    cycle.run(sessions, str(fast_settings.boards_file))
+    cycle.run(sessions, str(fast_settings.boards_file), follow=True)
     with sessions() as session, session.begin():
         people = [make_subscriber(session, email=None) for _ in range(1200)]
         phones = {c.address for p in people for c in p.contacts}
     boards.update("tdsb", status="closed")
-    cycle.run(sessions, str(fast_settings.boards_file), after_record=cycle_steps(fast_settings, deliver=False))
+    cycle.run(sessions, str(fast_settings.boards_file), follow=True,
+              after_record=cycle_steps(fast_settings, deliver=False))
     twilio_server.delay = 0.01  # each worker claims a second's worth at a time: both must get a share
 
     env = {**os.environ, **fast_env, "NOTIFIER_REDIS_URL": redis_url}  # without Redis the second is refused

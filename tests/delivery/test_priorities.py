@@ -33,7 +33,7 @@ def test_claims_take_account_messages_then_urgent_digests_then_the_rest(run, ses
     with sessions() as session, session.begin():
         session.execute(update(OutboxRow).where(OutboxRow.id.in_(rows[:2])).values(urgent=False))
     with transaction(sessions) as session:
-        reply = express.enqueue(session, Message("sms", "+16135550199", "Alerts are on.", "reply-1"), None)
+        reply = express.enqueue(session, Message("sms", "+16135550199", "Alerts are on.", "reply-1"), None, now=LATER)
     with sessions() as session, session.begin():
         order = [claim(session, "sms", LATER, 1, "t")[0] for _ in range(5)]
     assert order == [reply, rows[2], rows[3], rows[0], rows[1]]

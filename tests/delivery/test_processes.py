@@ -28,7 +28,7 @@ def _worker(env: dict[str, str], *args: str) -> subprocess.Popen:
 
 
 def _planned(sessions, settings, boards, count: int) -> set[str]:
-    cycle.run(sessions, str(settings.boards_file))
+    cycle.run(sessions, str(settings.boards_file), follow=True)
     with sessions() as session, session.begin():
         people = [make_subscriber(session, email=None) for _ in range(count)]
         phones = {c.address for p in people for c in p.contacts}

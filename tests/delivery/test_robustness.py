@@ -34,7 +34,7 @@ def test_an_email_that_cannot_be_built_fails_alone_with_the_reason_and_the_rest_
     _planned(run, boards, subscribe, 20, phone=None)
     with transaction(sessions) as session:
         bad = express.enqueue(session, Message("email", "parent@example.org", "text", "bad-1",
-                                               subject="Closed\nBcc: all@example.org"), None)
+                                               subject="Closed\nBcc: all@example.org"), None, now=LATER)
     clock.send_due(fast_settings, sessions, now=LATER)
     rows = {row.id: row for row in outbox_rows(sessions)}
     assert rows.pop(bad).status == "failed"

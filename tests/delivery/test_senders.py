@@ -92,6 +92,9 @@ def test_with_redis_several_senders_may_run(sessions, fast_env, redis_url):
 
     _registered(sessions, host="other-host")
     clock.send_due(Settings.from_env({**fast_env, "NOTIFIER_REDIS_URL": redis_url}), sessions)
+    with sessions() as session:
+        hosts = sorted(row.host for row in session.scalars(select(SenderRow)))
+    assert len(hosts) == 2 and "other-host" in hosts  # this drain registered beside the other sender, not refused
 
 
 def test_a_sender_stopping_cleanly_marks_its_registration_stopped(sessions, fast_settings):

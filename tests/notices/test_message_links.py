@@ -16,9 +16,10 @@ from notifier.status.boards import Board, Panel
 BASE = "https://status.example.org"
 SETTINGS = Settings.from_env({"NOTIFIER_SECRET_KEY": "k", "NOTIFIER_BASE_URL": BASE})
 BOARDS = document.load(str(ROOT / "boards.yaml")).status.by_id()
+# Digests and reminders are made of change items: tests/notices/test_matrix.py and test_reminders.py cover them.
 MESSAGES = sorted(str(p.relative_to(ROOT / "templates")) for p in [*ROOT.glob("templates/email/*.*"),
                                                                    *ROOT.glob("templates/sms/*.txt")]
-                  if not p.name.startswith(("_", "digest.")))
+                  if not p.name.startswith(("_", "digest.", "reminder")))
 
 
 def links_in(text: str) -> list[str]:

@@ -114,6 +114,14 @@ def latest_signin_link(outbox: Path, email: str) -> str:
 
 
 @pytest.fixture
+def app(app):
+    """The shared app, looking for a newer status document on every request (tests edit boards.yaml within a
+    second, and a form shown before the edit would be refused as outdated)."""
+    app.extensions["notifier"].boards.check_every = 0
+    return app
+
+
+@pytest.fixture
 def tdsb_staff(sessions) -> int:
     return make_staff(sessions, TDSB_STAFF, ["tdsb"])
 

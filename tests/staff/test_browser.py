@@ -98,3 +98,25 @@ def test_the_accounts_page_passes_axe(page, live_server, settings, sessions, axe
         page.goto(f"{live_server}{path}")
         assert page.locator("html").get_attribute("lang") == language
         axe(page)
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_sending_progress_page_is_a_table_with_headers_and_passes_axe(page, live_server, settings, sessions, axe,
+                                                                          first_cycle,
+                                                                          language):
+    from notifier.delivery.drain import drain
+    from notifier.notices import compose
+    from tests.staff.conftest import make_subscriber
+
+    make_staff(sessions, TDSB_STAFF, ["tdsb"])
+    make_subscriber(sessions, "tdsb", "parent@example.org", phone="+16135550123")
+    sign_in(page, live_server, settings, axe, language)
+    page.goto(f"{live_server}/staff/boards/tdsb")
+    page.get_by_label(WORDS[language]["status"]).select_option("closed")
+    page.get_by_role("button", name=WORDS[language]["preview"]).click()
+    page.get_by_role("button", name=WORDS[language]["publish"]).click()
+    drain(sessions, settings, compose.MessageBuilder)  # all sent: the page no longer reloads itself under axe
+    page.get_by_role("link", name="Suivre l’envoi" if language == "fr" else "Follow the sending").click()
+    assert page.locator("html").get_attribute("lang") == language
+    assert page.locator("thead th[scope=col]").count() == 6 and page.locator("tbody th[scope=row]").count() == 2
+    axe(page)

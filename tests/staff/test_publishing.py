@@ -29,15 +29,41 @@ def without_personal_links(text: str) -> list[str]:
     return [line for line in text.splitlines() if "/manage/" not in line and "/unsubscribe/" not in line]
 
 
-def test_notify_on_plans_the_outbox_at_once_and_wakes_the_clock(console, settings, sessions, first_cycle):
+def test_notify_on_records_the_change_and_wakes_the_clock_which_plans(console, settings, sessions, first_cycle):
     make_subscriber(sessions, "tdsb", PARENT)
     console.edit("tdsb", status="closed")
     with sessions() as session:
-        rows = session.query(OutboxRow).all()
+        rows = session.query(OutboxRow).count()
         cycles = session.query(Cycle).count()
-    assert [row.status for row in rows] == ["pending"] and cycles == 2
+        events = session.query(ChangeEvent).filter(ChangeEvent.notify.is_(True)).count()
+    assert rows == 0 and cycles == 2 and events >= 1  # recorded in the request, planned by the clock
     assert clock.wakeups(sessions) == 1
+    clock.Clock(settings, sessions).cycle()  # what the woken clock runs
+    with sessions() as session:
+        assert [row.status for row in session.query(OutboxRow)] == ["pending"]
     assert sent_to(settings, PARENT) == []  # the web process never sends: the clock does
+
+
+def test_publishing_for_a_board_with_many_followers_returns_before_anyone_is_planned(console, settings, sessions,
+                                                                                      first_cycle):
+    from notifier.status.history import latest_event_id
+    from notifier.subscribers.models import Contact, Follow, Subscriber
+
+    with sessions() as session, session.begin():
+        seen = latest_event_id(session)
+        for number in range(2000):
+            subscriber = Subscriber(language="en")
+            subscriber.contacts.append(Contact(channel="email", address=f"p{number}@example.org", status="active",
+                                               frequency="immediate", seen_event_id=seen))
+            subscriber.follows += [Follow(board_id="tdsb", panel="elementary"),
+                                   Follow(board_id="tdsb", panel="secondary")]
+            session.add(subscriber)
+    console.edit("tdsb", status="closed")
+    with sessions() as session:
+        assert session.query(OutboxRow).count() == 0
+    clock.Clock(settings, sessions).cycle()
+    with sessions() as session:
+        assert session.query(OutboxRow).count() == 2000
 
 
 def test_notify_on_reaches_parents_when_the_clock_drains(console, settings, sessions, first_cycle):
@@ -153,10 +179,10 @@ def test_a_future_effective_time_is_announced_ahead_and_takes_effect_by_itself(c
                                                                               first_cycle):
     when = (utcnow() + timedelta(days=2)).astimezone(TORONTO)
     console.edit("tdsb", status="work-to-rule", effective=when.strftime("%Y-%m-%dT%H:%M"))
-    assert "Upcoming" in console.client.get("/staff/").get_data(as_text=True)
+    assert "Announced:" in console.client.get("/staff/").get_data(as_text=True)
     assert "Announced ahead" in console.client.get("/staff/boards/tdsb").get_data(as_text=True)
     assert document.load(settings.boards_file).status.by_id()["tdsb"].status == "open"  # today's state stays
-    cycle.run(sessions, str(settings.boards_file), now=utcnow() + timedelta(days=2, minutes=1))
+    cycle.run(sessions, str(settings.boards_file), follow=True, now=utcnow() + timedelta(days=2, minutes=1))
     with sessions() as session:
         latest = session.query(ChangeEvent).filter_by(board_id="tdsb").order_by(ChangeEvent.id.desc()).first()
     assert (latest.kind, latest.after, latest.scheduled) == ("panel_status", "work-to-rule", True)

@@ -1,4 +1,5 @@
-"""Saving one board into boards.yaml: round-trip (the rest of the file untouched) and crash-safe."""
+"""Saving one board as a new version of the status document: round-trip (the rest of the text untouched), refused
+when the board changed meanwhile; and a file written from it (export, development's mirror) is crash-safe."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from datetime import UTC, datetime
 import pytest
 
 from notifier.config import ROOT
+from notifier.db import transaction
 from notifier.staff import edits
-from notifier.status import document
+from notifier.status import document, published
 
 COMMENTED = """\
 # The status of every board.
@@ -72,12 +74,32 @@ def test_a_new_field_goes_where_the_model_puts_it():
     assert lines.index("    effective: 2026-11-23T00:01:00-05:00") == lines.index("    withdrawals: []") - 1
 
 
-def test_a_saved_file_is_valid_and_written_through_a_temporary_file(tmp_path):
+def stored(sessions, text: str, author: str = "seed"):
+    """`text` published as the newest version; returns it."""
+    with transaction(sessions) as session:
+        newest = published.newest(session)
+        version = published.publish(session, text, author, "", datetime.now(UTC), newest.id if newest else None)
+        session.expunge(version)
+        return version
+
+
+def test_a_saved_board_is_a_new_version_based_on_the_one_edited(sessions):
+    seed = stored(sessions, COMMENTED)
+    current, new = edited(COMMENTED, "tdsb", status="closed")
+    with transaction(sessions) as session:
+        saved = edits.save_board(session, seed, new, current, seed.version, datetime.now(UTC), "comms@example.org")
+    with sessions() as session:
+        newest = published.newest(session)
+        assert (newest.id, newest.parent_id, newest.author) == (saved.number, seed.id, "comms@example.org")
+        assert newest.version == saved.version and "# checked at 5 a.m." in newest.text
+
+
+def test_a_file_is_written_through_a_temporary_file(tmp_path):
     path = tmp_path / "boards.yaml"
     path.write_text(COMMENTED)
     current, new = edited(COMMENTED, "tdsb", status="closed")
-    saved = edits.save_board(path, new, current, document.version_of(COMMENTED.encode()), datetime.now(UTC))
-    assert document.load(path).version == saved.version
+    document.save(path, edits.apply(COMMENTED, current, new))
+    assert document.load(path).status.by_id()["tdsb"].status == "closed"
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
@@ -102,7 +124,7 @@ current = document.parse(text).by_id()["tdsb"]
 data = current.model_dump(mode="json", exclude_none=True)
 data["status"] = "closed"
 new = type(current).model_validate(data)
-edits.save_board(path, new, current, document.version_of(text.encode()), datetime.now(UTC))
+document.save(path, edits.apply(text, current, new))
 """
 
 
@@ -129,16 +151,32 @@ def test_a_save_killed_around_the_rename_leaves_the_old_or_the_new_file_never_a_
         assert path.read_text() == COMMENTED
 
 
-def test_a_save_refuses_a_board_that_changed_since_the_form_was_shown(tmp_path):
-    path = tmp_path / "boards.yaml"
-    path.write_text(COMMENTED)
+def test_a_save_refuses_a_board_that_changed_since_the_form_was_shown(sessions):
+    seed = stored(sessions, COMMENTED)
     base, new = edited(COMMENTED, "tdsb", status="closed")
-    version = document.version_of(COMMENTED.encode())
-    path.write_text(COMMENTED.replace("status: open   # checked", "status: work-to-rule   # checked"))
-    before = path.read_bytes()
-    with pytest.raises(edits.EditConflict) as conflict:
-        edits.save_board(path, new, base, version, datetime.now(UTC))
+    meanwhile = stored(sessions, COMMENTED.replace("status: open   # checked", "status: work-to-rule   # checked"))
+    with transaction(sessions) as session, pytest.raises(edits.EditConflict) as conflict:
+        edits.save_board(session, meanwhile, new, base, seed.version, datetime.now(UTC), "comms@example.org")
     assert [c.kind for c in conflict.value.changes] == ["status", "panel_status", "panel_status"]
-    assert path.read_bytes() == before
+    with sessions() as session:
+        assert published.newest_id(session) == meanwhile.id
 
 
+def test_a_version_based_on_an_older_one_is_refused_and_nothing_is_stored(sessions):
+    seed = stored(sessions, COMMENTED)
+    newer = stored(sessions, COMMENTED.replace("status: open   # checked", "status: closed   # checked"))
+    with transaction(sessions) as session, pytest.raises(published.Outdated) as outdated:
+        published.publish(session, COMMENTED, "late@example.org", "", datetime.now(UTC), seed.id)
+    assert f"based on version {seed.id}, the newest is version {newer.id}" in str(outdated.value)
+    with sessions() as session:
+        assert published.newest_id(session) == newer.id
+
+
+def test_two_versions_can_never_both_follow_the_same_one(sessions):
+    from sqlalchemy.exc import IntegrityError
+
+    seed = stored(sessions, COMMENTED)
+    stored(sessions, COMMENTED + "# one\n")
+    with pytest.raises(IntegrityError), transaction(sessions) as session:  # even without the lock's check
+        session.add(published.StatusDocument(text=COMMENTED, author="x", note="", created_at=datetime.now(UTC),
+                                             parent_id=seed.id))

@@ -89,3 +89,71 @@ def test_a_post_without_csrf_token_is_refused_and_the_file_stays_byte_identical(
     response = console.send("tdsb", fields)
     assert response.status_code == 400
     assert settings.boards_file.read_bytes() == before
+
+
+def _forged_base(board) -> str:
+    """A `base` field as an attacker writes it: the board's entry as plain base64 JSON, no signature."""
+    import base64
+    import json
+
+    raw = json.dumps(board.model_dump(mode="json", exclude_none=True), sort_keys=True)
+    return base64.urlsafe_b64encode(raw.encode()).decode()
+
+
+def test_a_forged_base_naming_another_board_is_refused_and_changes_nothing(console, settings, sessions, first_cycle):
+    from notifier.delivery.outbox import OutboxRow
+    from notifier.status import document
+    from tests.staff.conftest import make_subscriber
+
+    make_subscriber(sessions, "adsb", "adsb-parent@example.org")
+    adsb = document.load(settings.boards_file).status.by_id()["adsb"]
+    fields = console.form("tdsb")
+    fields.update(base=[_forged_base(adsb)], status=["closed"], message_en=["Forged: all schools closed"])
+    before = settings.boards_file.read_bytes()
+    response = console.send("tdsb", fields)
+    assert response.status_code == 400
+    assert "nothing was saved" in response.get_data(as_text=True)
+    assert settings.boards_file.read_bytes() == before
+    with sessions() as session:
+        assert session.query(OutboxRow).count() == 0
+
+
+def test_a_tampered_base_is_refused_and_the_file_stays_byte_identical(console, settings):
+    fields = console.form("tdsb")
+    signed = fields["base"][0]
+    fields.update(base=[signed[:-3] + ("AAA" if not signed.endswith("AAA") else "BBB")], status=["closed"])
+    before = settings.boards_file.read_bytes()
+    assert console.send("tdsb", fields).status_code == 400
+    assert settings.boards_file.read_bytes() == before
+
+
+def test_a_base_signed_for_another_board_is_refused(client, settings, sessions):
+    make_staff(sessions, ADMIN, [], admin=True)
+    admin = Console(client, settings)
+    admin.sign_in(ADMIN)
+    peel_base = admin.form("peel")["base"]
+    fields = admin.form("tdsb")
+    fields.update(base=peel_base, status=["closed"])
+    before = settings.boards_file.read_bytes()
+    assert admin.send("tdsb", fields).status_code == 400
+    assert settings.boards_file.read_bytes() == before
+
+
+def test_a_base_signed_for_another_staff_member_is_refused(console, client, settings, sessions):
+    make_staff(sessions, "backup@tdsb.example.org", ["tdsb"])
+    backup = Console(client.application.test_client(), settings)
+    backup.sign_in("backup@tdsb.example.org")
+    fields = console.form("tdsb")
+    fields.update(base=backup.form("tdsb")["base"], status=["closed"])
+    before = settings.boards_file.read_bytes()
+    assert console.send("tdsb", fields).status_code == 400
+    assert settings.boards_file.read_bytes() == before
+
+
+def test_a_missing_base_is_refused(console, settings):
+    fields = console.form("tdsb")
+    fields.pop("base")
+    fields["status"] = ["closed"]
+    before = settings.boards_file.read_bytes()
+    assert console.send("tdsb", fields).status_code == 400
+    assert settings.boards_file.read_bytes() == before

@@ -138,3 +138,31 @@ def test_save_refuses_an_invalid_text_and_leaves_the_file_as_it_was(tmp_path: Pa
         document.save(path, VALID_BOARD.replace("open", "shut"))
     assert path.read_text() == VALID_BOARD
     assert list(tmp_path.iterdir()) == [path]
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o664, 0o600])
+def test_save_keeps_the_files_permissions(tmp_path: Path, mode: int):
+    path = tmp_path / "boards.yaml"
+    path.write_text(VALID_BOARD)
+    path.chmod(mode)
+    document.save(path, VALID_BOARD.replace("status: open", "status: closed"))
+    assert path.stat().st_mode & 0o7777 == mode
+    assert "closed" in path.read_text()
+
+
+def test_save_keeps_the_files_owner(tmp_path: Path):
+    import os
+
+    path = tmp_path / "boards.yaml"
+    path.write_text(VALID_BOARD)
+    if os.geteuid() == 0:  # root can give the file away, as an operator's deploy user might own it
+        os.chown(path, 1000, 1000)
+    before = path.stat()
+    document.save(path, VALID_BOARD.replace("status: open", "status: closed"))
+    assert (path.stat().st_uid, path.stat().st_gid) == (before.st_uid, before.st_gid)
+
+
+def test_a_value_tagged_as_a_number_that_is_not_one_names_its_line():
+    with pytest.raises(BoardFileError) as raised:
+        document.parse("boards:\n  - id: tdsb\n    name: !!int updated_at\n")
+    assert [(p.line, p.message.startswith("YAML value:")) for p in raised.value.problems] == [(3, True)]

@@ -89,10 +89,13 @@ def test_overlapping_periods_are_reported_with_the_line_of_the_later_one():
 
 
 def test_periods_on_different_panels_may_overlap():
-    document.parse(BOARD_YAML + """    upcoming:
+    parsed = document.parse(BOARD_YAML + """    upcoming:
       - {from: 2026-12-02T00:01, status: closed, panels: [secondary]}
       - {from: 2026-12-02T00:01, status: work-to-rule, panels: [elementary]}
 """, now=TUESDAY)
+    [board] = parsed.boards
+    assert [(p.status, [panel.value for panel in p.panels]) for p in board.upcoming] == [
+        ("closed", ["secondary"]), ("work-to-rule", ["elementary"])]
 
 
 def test_a_period_that_ends_before_it_starts_is_reported():

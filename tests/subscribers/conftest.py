@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+import secrets
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -73,12 +74,13 @@ def text_of(response) -> str:
 
 
 def sign_up(client, email: str = "", phone: str = "", board: str = "tdsb", panels=("elementary",),
-            language: str = "en", **extra):
-    """Fill and send the sign-up form the way a browser would (token from the rendered form)."""
+            language: str = "en", headers: dict | None = None, **extra):
+    """Fill and send the sign-up form the way a browser would (token from the rendered form); `headers` go with
+    the post (e.g. X-Forwarded-For)."""
     token = csrf_token(client.get("/subscribe").get_data(as_text=True))
     data = {"csrf_token": token, "board-0": board, "panel-0": list(panels), "email": email, "phone": phone,
             "language": language, "email_frequency": "immediate", "sms_frequency": "immediate", **extra}
-    return client.post("/subscribe", data=data)
+    return client.post("/subscribe", data=data, headers=headers or {})
 
 
 def link_in(message, prefix: str) -> str:
@@ -89,14 +91,15 @@ def link_in(message, prefix: str) -> str:
     return url.removeprefix(BASE_URL)
 
 
-def text_in(client, sender: str, body: str, signature: str | None = None):
-    """An inbound text from `sender`, signed as Twilio signs it (or with the given signature).
+def text_in(client, sender: str, body: str, signature: str | None = None, sid: str | None = None):
+    """An inbound text from `sender`, signed as Twilio signs it (or with the given signature); each text has a
+    MessageSid of its own unless `sid` is given (the same sid again is the same message, delivered twice).
 
     Replies go out through the outbox (so they count against the sender's rate), not as TwiML: the texts the
     Twilio-shaped server received for `sender` during the request are kept on the response as `replies`.
     """
-    params = {"MessageSid": "SM" + "1" * 32, "AccountSid": "AC" + "7" * 32, "From": sender, "To": SERVICE_NUMBER,
-              "Body": body, "NumMedia": "0"}
+    params = {"MessageSid": sid or "SM" + secrets.token_hex(16), "AccountSid": "AC" + "7" * 32, "From": sender,
+              "To": SERVICE_NUMBER, "Body": body, "NumMedia": "0"}
     if signature is None:
         signature = RequestValidator(AUTH_TOKEN).compute_signature(BASE_URL + "/twilio/inbound", params)
     before = _texts_to(client, sender)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import csv
 import io
 
+import pytest
 from sqlalchemy import select
 
 from notifier.db import transaction
 from notifier.subscribers.contacts import mark_opted_out
-from notifier.subscribers.models import Consent, Follow
+from notifier.subscribers.models import Consent, Contact, Follow
 from tests.subscribers.conftest import contacts, everything
 
 GOOD_AND_BAD = """email,phone,board,panel,language
@@ -122,3 +123,86 @@ def test_export_consent_writes_every_record_without_addresses(runner, tmp_path, 
         ("email", "given", "import"), ("sms", "given", "import"), ("sms", "withdrawn", "sms-keyword")]
     assert "ann@example.org" not in result.output and "+16135550131" not in result.output
     assert rows[0]["address_masked"] == "a***@example.org" and rows[0]["source"] == "import:contacts.csv"
+
+
+def test_a_re_run_imports_nothing_new_and_counts_every_row_as_a_duplicate(runner, tmp_path, sessions, env):
+    path = _write(tmp_path, "email,phone,board,panel,language\n" + "".join(
+        f"p{i}@example.org,613-555-{i:04d},tdsb,both,en\n" for i in range(1, 31)))
+    first = runner.invoke("subscribers", "import", path, "--confirmed", "--consent-note", "2025 form")
+    before = everything(sessions), contacts(sessions)
+    second = runner.invoke("subscribers", "import", path, "--confirmed", "--consent-note", "2025 form")
+    assert "30 row(s) stored, 0 unchanged" in first.output
+    assert "0 row(s) stored, 30 unchanged" in second.output and second.exit_code == 0
+    assert (everything(sessions), contacts(sessions)) == before
+    assert before[0] == {"Subscriber": 30, "Contact": 60, "Follow": 60, "Consent": 120}
+
+
+def test_a_line_repeated_in_the_file_is_stored_once(runner, tmp_path, sessions, env):
+    result = runner.invoke("subscribers", "import", _write(tmp_path, "email,phone,board,panel,language\n"
+                                                                      "ann@example.org,613-555-0131,tdsb,,en\n"
+                                                                      "ANN@example.org,(613) 555-0131,tdsb,,en\n"
+                                                                      "ann@example.org,,tdsb,elementary,en\n"))
+    assert "1 row(s) stored, 2 unchanged" in result.output and "2 invitation(s) sent" in result.output
+    assert everything(sessions) == {"Subscriber": 1, "Contact": 2, "Follow": 2, "Consent": 2}
+    from notifier.delivery.channels.local import read_outbox
+
+    assert len(read_outbox(env["NOTIFIER_OUTBOX_DIR"])) == 2
+
+
+def test_every_bad_line_is_reported_with_its_number_and_stores_nothing(runner, tmp_path, sessions):
+    lines = ["email,phone,board,panel,language"] + [f"p{i}@example.org,,tdsb,,en" for i in range(1, 8)]
+    lines[3] = "p3@example,,tdsb,,en"
+    lines[6] = "p6@example.org,+1 876 555 0133,tdsb,,en"
+    result = runner.invoke("subscribers", "import", _write(tmp_path, "\n".join(lines) + "\n"), "--confirmed",
+                           "--consent-note", "2025 form")
+    assert result.exit_code == 1
+    assert "contacts.csv:4: email is not a valid address" in result.output
+    assert "contacts.csv:7: phone is not a Canadian number" in result.output
+    assert "5 row(s) stored, 0 unchanged, 2 problem(s)" in result.output
+    addresses = {address for _, address, _ in contacts(sessions)}
+    assert addresses == {f"p{i}@example.org" for i in (1, 2, 4, 5, 7)}
+    assert everything(sessions) == {"Subscriber": 5, "Contact": 5, "Follow": 10, "Consent": 10}
+
+
+def test_a_family_on_several_lines_gets_the_new_address_and_boards_on_one_subscription(runner, tmp_path, sessions):
+    runner.invoke("subscribers", "import", _write(tmp_path, "email,phone,board,panel,language\n"
+                                                             "ann@example.org,,tdsb,elementary,fr\n"
+                                                             ",613-555-0131,peel,secondary,en\n"
+                                                             "ann@example.org,613-555-0131,ocdsb,,en\n"))
+    with sessions() as session:
+        owners = {c.address: c.subscriber_id for c in session.scalars(select(Contact))}
+        consents = {(r.channel, r.subscriber_id, r.language) for r in session.scalars(select(Consent))}
+    assert owners["ann@example.org"] != owners["+16135550131"]  # the phone came first on a line of its own
+    assert consents == {("email", owners["ann@example.org"], "fr"), ("sms", owners["+16135550131"], "en")}
+    with sessions() as session:
+        follows = {(f.subscriber_id, f.board_id, f.panel) for f in session.scalars(select(Follow))}
+    ann = owners["ann@example.org"]
+    assert {(b, p) for s, b, p in follows if s == ann} == {
+        ("tdsb", "elementary"), ("ocdsb", "elementary"), ("ocdsb", "secondary")}
+
+
+def test_invitations_from_an_import_wait_behind_closures(runner, tmp_path, sessions, env):
+    from notifier.delivery import senders
+    from notifier.delivery.outbox import OutboxRow, Priority
+
+    registration = senders.acquire(sessions, "clock", shared_limiter=False)  # a sending process is running
+    try:
+        result = runner.invoke("subscribers", "import", _write(tmp_path, GOOD_AND_BAD))
+    finally:
+        senders.release(sessions, registration)
+    assert "4 invitation(s) queued for the sending process" in result.output
+    with sessions() as session:
+        rows = session.scalars(select(OutboxRow)).all()
+    assert [(r.priority, r.status) for r in rows] == [(Priority.DIGEST, "pending")] * 4
+
+
+@pytest.mark.parametrize("evil", ["=2+5+cmd|' /C calc'!A0", "+1+1", "-1+1", "@SUM(A1)", "\tx", "\rx"])
+def test_export_consent_neutralises_spreadsheet_formulas(runner, sessions, evil):
+    from notifier.subscribers import consent
+
+    with transaction(sessions) as session:
+        consent.record(session, channel="email", address="ann@example.org", action="given", method="web",
+                       source=evil, note=evil)
+    result = runner.invoke("subscribers", "export-consent")
+    [row] = list(csv.DictReader(io.StringIO(result.output, newline="")))
+    assert row["source"] == row["note"] == "'" + evil

@@ -194,3 +194,28 @@ def test_an_email_that_left_can_sign_up_again(client, smtp_server, sessions, set
         mark_opted_out(session, "email", EMAIL, "web", "test")
     _confirmed_email(client, smtp_server[0])
     assert contacts(sessions) == [("email", EMAIL, "active")]
+
+
+def test_morning_reminders_are_offered_at_sign_up_per_channel(client, smtp_server, sessions):
+    _confirmed_email(client, smtp_server[0], email_reminder="1")
+    with sessions() as session:
+        assert session.scalars(select(Contact)).one().morning_reminder is True
+
+
+def test_morning_reminders_are_off_unless_asked_for(client, smtp_server, sessions):
+    _confirmed_email(client, smtp_server[0])
+    with sessions() as session:
+        assert session.scalars(select(Contact)).one().morning_reminder is False
+
+
+def test_the_manage_page_turns_morning_reminders_on_and_off(client, smtp_server, sessions, settings):
+    _confirmed_email(client, smtp_server[0])
+    _, contact_id = _ids(sessions)
+    path = _manage_path(settings, sessions)
+    assert _save(client, path, reminder=str(contact_id)).status_code == 303
+    with sessions() as session:
+        assert session.get(Contact, contact_id).morning_reminder is True
+    assert f'name="reminder" value="{contact_id}" checked' in client.get(path).get_data(as_text=True)
+    assert _save(client, path).status_code == 303
+    with sessions() as session:
+        assert session.get(Contact, contact_id).morning_reminder is False

@@ -157,3 +157,28 @@ def test_in_debug_mode_the_sent_page_points_to_the_outbox(local_app):
     response = client.post("/subscribe", data={"csrf_token": token, "board-0": "tdsb", "panel-0": "elementary",
                                                "phone": PHONE, "language": "en", "sms_frequency": "immediate"})
     assert 'href="/dev/outbox"' in response.get_data(as_text=True)
+
+
+def test_behind_a_trusted_proxy_a_forwarded_loopback_address_still_does_not_open_the_outbox(env, sessions):
+    from notifier import create_app
+
+    app = create_app({**env, "NOTIFIER_DEBUG": "1", "NOTIFIER_TRUSTED_PROXIES": "1", "TESTING": True})
+    try:
+        client = app.test_client()
+        response = client.get("/dev/outbox", environ_base={"REMOTE_ADDR": "198.51.100.7"},
+                              headers={"X-Forwarded-For": "127.0.0.1"})
+        assert response.status_code == 404
+        assert client.get("/dev/outbox").status_code == 200  # from this machine, it answers
+    finally:
+        app.extensions["notifier"].engine.dispose()
+
+
+def test_a_proxy_on_this_machine_forwarding_another_caller_does_not_open_the_outbox(env, sessions):
+    from notifier import create_app
+
+    app = create_app({**env, "NOTIFIER_DEBUG": "1", "NOTIFIER_TRUSTED_PROXIES": "1", "TESTING": True})
+    try:
+        response = app.test_client().get("/dev/outbox", headers={"X-Forwarded-For": "198.51.100.7"})
+        assert response.status_code == 404
+    finally:
+        app.extensions["notifier"].engine.dispose()

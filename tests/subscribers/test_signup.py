@@ -11,6 +11,7 @@ from notifier.status.history import ChangeEvent
 from notifier.subscribers.models import Consent, Contact, Follow, Subscriber
 from tests.subscribers.conftest import (
     EMAIL,
+    OTHER_PHONE,
     PHONE,
     contacts,
     csrf_token,
@@ -201,20 +202,23 @@ def test_no_email_and_no_number_is_refused(client, sessions):
     assert everything(sessions) == NOTHING
 
 
-def test_a_number_that_said_stop_is_refused_and_not_texted(client, sessions, twilio_server):
+def test_a_number_that_said_stop_gets_the_same_answer_as_any_other_and_is_not_texted(client, sessions,
+                                                                                     twilio_server):
     text_in(client, PHONE, "STOP")
     before = everything(sessions)
-    response = sign_up(client, phone=PHONE)
-    assert response.status_code == 400
-    assert "This number asked us to stop texting it" in text_of(response)
-    assert everything(sessions) == before and twilio_server.messages == []
+    stopped = sign_up(client, phone=PHONE)
+    fresh = sign_up(client, phone=OTHER_PHONE)
+    assert stopped.status_code == fresh.status_code == 200
+    assert text_of(stopped) == text_of(fresh)
+    assert "text START" in text_of(stopped)  # said to everyone: how a number that once said STOP gets texts again
+    assert everything(sessions)["Contact"] == before["Contact"] + 1 and twilio_server.sent_to(PHONE) == []
 
 
-def test_twilio_refusing_with_21610_opts_the_number_out_and_tells_the_parent(client, sessions, twilio_server):
+def test_twilio_refusing_with_21610_opts_the_number_out_and_answers_like_any_sign_up(client, sessions,
+                                                                                      twilio_server):
     twilio_server.always(PHONE, 400, 21610)
     response = sign_up(client, phone=PHONE)
-    assert response.status_code == 400
-    assert "This number asked us to stop texting it" in text_of(response)
+    assert response.status_code == 200 and "Check your messages" in text_of(response)
     assert contacts(sessions)[0][2] == "opted_out"
     with sessions() as session:
         assert session.scalars(select(Consent.action).order_by(Consent.id.desc())).first() == "withdrawn"
@@ -243,6 +247,24 @@ def test_the_per_address_limit_stops_repeated_confirmations(client, smtp_server)
     answers = [sign_up(client, email=EMAIL).status_code for _ in range(4)]
     assert answers == [200, 200, 200, 429]
     assert len(smtp_server[0].messages()) == 3
+
+
+def test_plus_dot_and_case_variants_count_against_one_address_limit(client, smtp_server):
+    variants = ["parent+1@example.org", "Par.ent+school@Example.org", "p.a.r.e.n.t@example.org", "parent+2@example.org"]
+    answers = [sign_up(client, email=address).status_code for address in variants]
+    assert answers == [200, 200, 200, 429]
+
+
+def test_a_second_sign_up_never_changes_a_pending_one_and_resends_its_confirmation(client, smtp_server, sessions):
+    sign_up(client, email=EMAIL, board="tdsb", language="en")
+    response = sign_up(client, email=EMAIL, board="peel", language="fr")
+    assert response.status_code == 200
+    with sessions() as session:
+        assert [f.board_id for f in session.scalars(select(Follow))] == ["tdsb"]
+        assert [s.language for s in session.scalars(select(Subscriber))] == ["en"]
+        assert [c.action for c in session.scalars(select(Consent))] == ["given"]
+    assert contacts(sessions) == [("email", EMAIL, "pending")]
+    assert len(smtp_server[0].messages()) == 2
 
 
 def test_the_per_connection_limit_allows_a_school_sized_burst_then_stops(make_app, sessions):
@@ -317,3 +339,21 @@ def test_every_email_can_be_left_in_one_click(client, smtp_server):
     assert message["List-Unsubscribe"].startswith("<https://status.example.org/unsubscribe/")
     assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
     assert "/unsubscribe/" in message.get_body(("plain",)).get_content()
+
+
+def test_a_forwarded_for_header_from_no_trusted_proxy_neither_resets_the_limit_nor_becomes_evidence(
+        make_app, sessions):
+    client = make_app(NOTIFIER_SIGNUP_LIMIT_PER_IP=2).test_client()
+    answers = [sign_up(client, email=f"p{i}@example.org", headers={"X-Forwarded-For": f"203.0.113.{i}"}).status_code
+               for i in range(3)]
+    assert answers == [200, 200, 429]
+    with sessions() as session:
+        sources = set(session.scalars(select(Consent.source)))
+    assert sources == {"127.0.0.1"}
+
+
+def test_behind_one_trusted_proxy_the_address_it_saw_counts(make_app, sessions):
+    client = make_app(NOTIFIER_TRUSTED_PROXIES=1).test_client()
+    sign_up(client, email=EMAIL, headers={"X-Forwarded-For": "=2+5+cmd, 198.51.100.4"})
+    with sessions() as session:
+        assert set(session.scalars(select(Consent.source))) == {"198.51.100.4"}

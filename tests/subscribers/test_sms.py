@@ -3,6 +3,7 @@ French, subscribing by a board's code, and refusing anything Twilio did not sign
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import select
 
 from notifier.db import transaction
@@ -152,3 +153,81 @@ def test_21610_from_a_send_marks_the_number_opted_out(client, sessions):
 def test_replies_to_one_number_are_capped_per_hour(client):
     replies = [reply_of(text_in(client, PHONE, "HELP")) for _ in range(12)]
     assert all(replies[:10]) and replies[10:] == ["", ""]
+
+
+def test_a_replayed_signed_start_does_not_undo_a_later_stop(client, sessions):
+    text_in(client, PHONE, "TDSB")
+    text_in(client, PHONE, "STOP")
+    text_in(client, PHONE, "START", sid="SM" + "5" * 32)
+    text_in(client, PHONE, "STOP")
+    replayed = text_in(client, PHONE, "START", sid="SM" + "5" * 32)
+    assert replayed.status_code == 200
+    assert contacts(sessions)[0][2] == "opted_out"
+
+
+def test_the_same_message_delivered_twice_is_answered_once(client):
+    first = text_in(client, PHONE, "HELP", sid="SM" + "6" * 32)
+    again = text_in(client, PHONE, "HELP", sid="SM" + "6" * 32)
+    assert "STOP" in reply_of(first) and reply_of(again) == ""
+
+
+def test_a_keyword_older_than_the_last_one_applied_is_ignored(sessions):
+    from datetime import UTC, datetime
+
+    from notifier.config import ROOT
+    from notifier.status.document import load
+    from notifier.subscribers import keywords
+
+    boards = load(ROOT / "boards.yaml").status.by_id()
+    monday, tuesday = datetime(2026, 11, 2, 9, tzinfo=UTC), datetime(2026, 11, 3, 9, tzinfo=UTC)
+    with transaction(sessions) as session:
+        keywords.handle(session, boards, PHONE, "TDSB", monday)
+        keywords.handle(session, boards, PHONE, "STOP", tuesday)
+    with transaction(sessions) as session:
+        late = keywords.handle(session, boards, PHONE, "START", monday)  # sent before the STOP, arrived after
+    assert late.template is None
+    assert contacts(sessions)[0][2] == "opted_out"
+
+
+@pytest.mark.parametrize("word", ["Arrête", "Arrêtez", "FIN", "désinscrire", "Désabonner", "annuler", "ARRÊT"])
+def test_french_stop_words_stop_texts_and_are_answered_in_french(client, sessions, word):
+    _active(client)
+    reply = reply_of(text_in(client, PHONE, word))
+    assert "Vous ne recevrez plus de textos" in reply
+    assert contacts(sessions)[0][2] == "opted_out"
+
+
+@pytest.mark.parametrize("word", ["STOP", "stopall", "Unsubscribe", "cancel", "END", "quit", "revoke", "OptOut"])
+def test_twilios_stop_words_stop_texts_and_are_left_for_twilio_to_answer(client, sessions, word):
+    _active(client)
+    assert reply_of(text_in(client, PHONE, word)) == ""
+    assert contacts(sessions)[0][2] == "opted_out"
+
+
+@pytest.mark.parametrize("body", ["STOP please", "Stop! no more texts", "cancel my alerts"])
+def test_a_stop_word_followed_by_other_words_still_stops_and_is_answered(client, sessions, body):
+    _active(client)
+    reply = reply_of(text_in(client, PHONE, body))
+    assert "no more texts" in reply and "did not understand" not in reply
+    assert contacts(sessions)[0][2] == "opted_out"
+
+
+def test_a_french_stop_sentence_is_answered_in_french(client, sessions):
+    _active(client)
+    assert "Vous ne recevrez plus" in reply_of(text_in(client, PHONE, "Arrêtez svp merci"))
+    assert contacts(sessions)[0][2] == "opted_out"
+
+
+@pytest.mark.parametrize("word", ["START", "unstop", "Yes please", "OUI", "début", "Commencer"])
+def test_start_words_in_both_languages_resume_texts(client, sessions, word):
+    _active(client)
+    text_in(client, PHONE, "STOP")
+    reply = reply_of(text_in(client, PHONE, word))
+    assert reply and "did not understand" not in reply
+    assert contacts(sessions)[0][2] == "active"
+
+
+@pytest.mark.parametrize(("word", "words"), [("HELP me", "STOP to stop"), ("info", "STOP to stop"),
+                                             ("Aide SVP", "ARRET")])
+def test_help_words_are_answered_in_the_language_of_the_word(client, word, words):
+    assert words in reply_of(text_in(client, PHONE, word))

@@ -13,10 +13,11 @@ from notifier.config import ROOT
 from notifier.notices import segments, templates
 from notifier.status.boards import Panel
 
+NOT_MINE = {"digest.txt", "reminder.txt"}  # notices about boards: tests/notices covers them
 MINE = [*ROOT.glob("templates/subscribe/*.html"), *ROOT.glob("templates/manage/*.html"),
         *ROOT.glob("templates/email/confirm.*"), *ROOT.glob("templates/email/manage_link.*"),
-        *(p for p in ROOT.glob("templates/sms/*.txt") if p.name != "digest.txt")]
-TEXTS = sorted(p.stem for p in ROOT.glob("templates/sms/*.txt") if p.name != "digest.txt")
+        *(p for p in ROOT.glob("templates/sms/*.txt") if p.name not in NOT_MINE)]
+TEXTS = sorted(p.stem for p in ROOT.glob("templates/sms/*.txt") if p.name not in NOT_MINE)
 
 
 def _msgids(path: Path) -> set[str]:

@@ -59,7 +59,7 @@ def test_healthz_is_ok_again_once_the_file_is_fixed(client, boards_file):
     assert client.get("/healthz").get_json()["status"] == "ok"
 
 
-def test_an_invalid_file_at_start_up_serves_the_state_recorded_in_the_database(env, runner, boards, boards_file):
+def test_an_invalid_hand_edit_at_start_up_serves_the_last_published_version(env, runner, boards, boards_file):
     boards.update("tdsb", status="closed")
     runner.invoke("tick")  # the clock records every board's state
     boards_file.write_text(BROKEN)
@@ -70,7 +70,7 @@ def test_an_invalid_file_at_start_up_serves_the_state_recorded_in_the_database(e
         assert len(client.get("/api/boards").get_json()["boards"]) == 72
         body = client.get("/healthz").get_json()
         assert body["status"] == "degraded"
-        assert body["boards_file"]["serving"] == "last recorded state (database)"
+        assert body["boards_file"]["serving"] == "last good version"
         assert f"{boards_file}:3: boards.0.status: unknown status 'strike'; allowed: open, work-to-rule, closed" \
             in body["boards_file"]["problems"]
     finally:

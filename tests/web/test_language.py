@@ -12,7 +12,8 @@ from notifier.config import ROOT
 from notifier.status import document
 from tests.web.conftest import RICH_BOARD, visible_text
 
-SITE_TEMPLATES = ["templates/base.html", "templates/_labels.html",
+SITE_TEMPLATES = ["templates/base.html", "templates/_labels.html", "templates/calendar/event.txt",
+                  "templates/calendar/name.txt",
                   *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "templates/public").iterdir())]
 
 

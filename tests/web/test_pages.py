@@ -181,3 +181,25 @@ def test_the_index_and_board_pages_leave_a_block_for_the_sign_up_form():
 
     for template in ("board.html", "index.html"):
         assert "{% block subscribe %}" in (ROOT / "templates/public" / template).read_text()
+
+
+def test_a_one_day_strike_is_told_once_then_current_on_the_day_and_past_the_next_without_an_edit(client, runner,
+                                                                                                   boards):
+    import time_machine
+
+    wednesday = {"from": "2030-01-09T00:00", "until": "2030-01-10T00:00", "status": "closed"}
+    with time_machine.travel("2030-01-07 09:00 -0500"):  # Monday: the strike is announced
+        runner.invoke("tick")
+        boards.update("tdsb", upcoming=[wednesday])
+        runner.invoke("tick")
+        monday = visible_text(client.get("/boards/tdsb").get_data(as_text=True))
+    with time_machine.travel("2030-01-09 09:00 -0500"):  # Wednesday: nobody edits anything
+        runner.invoke("tick")
+        on_the_day = visible_text(client.get("/boards/tdsb").get_data(as_text=True))
+    with time_machine.travel("2030-01-10 09:00 -0500"):  # Thursday
+        runner.invoke("tick")
+        thursday = visible_text(client.get("/boards/tdsb").get_data(as_text=True))
+    assert "Announced ahead" in monday and "Schools are open as usual." in monday
+    assert "Announced ahead" not in on_the_day and "Schools are closed to students." in on_the_day
+    assert "Announced ahead" not in thursday and "Schools are open as usual." in thursday
+    assert thursday.count("Announced: From") == 1  # told once, when it was announced

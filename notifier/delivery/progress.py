@@ -1,0 +1,155 @@
+"""How far a publish has got, channel by channel, and how long a fan-out takes at the configured rates.
+
+Staff who publish a closure want to know when the last parent will have it; operators want the same at the
+terminal. Both read it from the outbox itself, counted set-wise (one GROUP BY channel, status over the rows that
+cover the publish's change events), so the numbers are the ones the senders work from, whichever process sends.
+
+A board's latest publish is the newest group of its change events that parents are told about (one cycle records
+them together). Rows merged into a newer digest are cancelled and their events carried by the newer row, so
+cancelled rows are left out of the totals. The rate is what was actually sent over the last minute; before the
+first message goes (or while a channel is paused) the configured rate is used, and said so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import and_, case, false, func, literal, or_, select
+from sqlalchemy.orm import Session
+
+from notifier.config import Settings
+from notifier.delivery.outbox import OutboxRow, RowStatus
+from notifier.status.history import ChangeEvent
+from notifier.subscribers.models import Contact, ContactStatus
+
+CHANNELS = ("email", "sms")
+WINDOW = timedelta(seconds=60)  # the rate is measured over this much of the recent past
+
+
+def configured_rate(settings: Settings, channel: str) -> float:
+    """Messages per second the senders are allowed on `channel` (NOTIFIER_SMS_PER_SECOND, …_EMAIL_…)."""
+    return settings.sms_per_second if channel == "sms" else settings.email_per_second
+
+
+def seconds_to_send(count: int, rate: float) -> float:
+    """How long `count` messages take at `rate` per second."""
+    return count / rate if count and rate > 0 else 0.0
+
+
+def minutes_and_hours(seconds: float) -> tuple[int, int]:
+    """(hours, minutes) of a duration rounded up to the next whole minute, for "about 1 h 05 min"."""
+    minutes = math.ceil(seconds / 60) if seconds > 0 else 0
+    return divmod(minutes, 60)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Recipients on one channel and the time to reach them all at the configured rate."""
+
+    channel: str
+    count: int
+    rate: float
+    seconds: float
+
+
+def estimates(settings: Settings, counts: dict[str, int]) -> dict[str, Estimate]:
+    """One `Estimate` per channel for `counts` (channel -> recipients)."""
+    return {channel: Estimate(channel, counts.get(channel, 0), configured_rate(settings, channel),
+                              seconds_to_send(counts.get(channel, 0), configured_rate(settings, channel)))
+            for channel in CHANNELS}
+
+
+@dataclass(frozen=True)
+class ChannelProgress:
+    """One channel of a publish: rows sent, still to send (pending or being sent), failed; the rate and the end."""
+
+    channel: str
+    sent: int
+    remaining: int
+    failed: int
+    rate: float  # messages per second
+    measured: bool  # False: nothing was sent in the last minute, `rate` is the configured one
+    expected_end: datetime | None  # None when nothing remains
+
+    @property
+    def total(self) -> int:
+        return self.sent + self.remaining + self.failed
+
+
+@dataclass(frozen=True)
+class PublishProgress:
+    """A board's latest publish parents were told about, and its sending per channel."""
+
+    board_id: str
+    published_at: datetime
+    event_ids: tuple[int, ...]
+    channels: tuple[ChannelProgress, ...]
+    planning: bool = False  # the clock has not planned every family's messages for it yet
+
+    @property
+    def done(self) -> bool:
+        return not self.planning and all(c.remaining == 0 for c in self.channels)
+
+
+def latest_events(session: Session, board_id: str | None = None) -> tuple[str, datetime, tuple[int, ...]] | None:
+    """(board id, when, event ids) of the newest publish parents were told about (of one board, or of any)."""
+    query = select(ChangeEvent.id, ChangeEvent.board_id, ChangeEvent.cycle_id, ChangeEvent.recorded_at).where(
+        ChangeEvent.notify.is_(True)).order_by(ChangeEvent.id.desc()).limit(1)
+    if board_id is not None:
+        query = query.where(ChangeEvent.board_id == board_id)
+    newest = session.execute(query).first()
+    if newest is None:
+        return None
+    event_id, board, cycle_id, recorded_at = newest
+    if cycle_id is None:
+        return board, recorded_at, (event_id,)
+    ids = session.scalars(select(ChangeEvent.id).where(ChangeEvent.board_id == board, ChangeEvent.cycle_id == cycle_id,
+                                                       ChangeEvent.notify.is_(True)).order_by(ChangeEvent.id))
+    return board, recorded_at, tuple(ids)
+
+
+def for_events(session: Session, settings: Settings, event_ids: tuple[int, ...],
+               now: datetime) -> list[ChannelProgress]:
+    """Per channel, the outbox rows covering any of `event_ids`, counted set-wise."""
+    padded = literal(",") + OutboxRow.event_ids + literal(",")
+    covers = or_(*(padded.like(f"%,{int(e)},%") for e in event_ids)) if event_ids else false()
+    recent = func.sum(case((and_(OutboxRow.status == RowStatus.SENT.value, OutboxRow.sent_at >= now - WINDOW), 1),
+                           else_=0))
+    query = (select(OutboxRow.channel, OutboxRow.status, func.count(), recent)
+             .where(covers, OutboxRow.status != RowStatus.CANCELLED.value)
+             .group_by(OutboxRow.channel, OutboxRow.status))
+    counts: dict[str, dict[str, int]] = {c: {} for c in CHANNELS}
+    sent_recently: dict[str, int] = dict.fromkeys(CHANNELS, 0)
+    for channel, status, number, latest in session.execute(query):
+        counts.setdefault(channel, {})[status] = number
+        sent_recently[channel] = sent_recently.get(channel, 0) + int(latest or 0)
+    result = []
+    for channel in sorted(counts):
+        row = counts[channel]
+        remaining = row.get(RowStatus.PENDING.value, 0) + row.get(RowStatus.SENDING.value, 0)
+        measured = sent_recently[channel] > 0
+        rate = sent_recently[channel] / WINDOW.total_seconds() if measured else configured_rate(settings, channel)
+        end = now + timedelta(seconds=seconds_to_send(remaining, rate)) if remaining else None
+        result.append(ChannelProgress(channel, row.get(RowStatus.SENT.value, 0), remaining,
+                                      row.get(RowStatus.FAILED.value, 0), rate, measured, end))
+    return result
+
+
+def latest(session: Session, settings: Settings, now: datetime, board_id: str | None = None) -> PublishProgress | None:
+    """The progress of the newest publish (of `board_id`, or of any board), or None when there was none."""
+    found = latest_events(session, board_id)
+    if found is None:
+        return None
+    board, published_at, ids = found
+    return PublishProgress(board, published_at, ids, tuple(for_events(session, settings, ids, now)),
+                           planning=still_planning(session, max(ids)))
+
+
+def still_planning(session: Session, event_id: int) -> bool:
+    """Whether some active contact has not been planned past `event_id` yet (publishing leaves planning to the
+    clock, so right after a publish nothing is counted and nothing must read as "all sent")."""
+    behind = select(Contact.id).where(Contact.status == ContactStatus.ACTIVE.value, Contact.seen_event_id < event_id)
+    return session.execute(behind.limit(1)).first() is not None
+

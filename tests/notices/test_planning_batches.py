@@ -1,0 +1,74 @@
+"""Planning streams into sending, set-wise: contacts are planned in batches, each committed on its own (the first
+rows can be claimed while later contacts are still being planned, the first batch small), with one INSERT ... SELECT
+per distinct digest in a batch rather than a row of Python values per contact."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import event
+
+from notifier.notices import planning
+from notifier.status import cycle
+from tests.conftest import NOW, make_subscriber, outbox_rows
+
+
+def _closure_recorded(sessions, settings, boards, families: int) -> None:
+    cycle.run(sessions, str(settings.boards_file), now=NOW, follow=True)
+    with sessions() as session, session.begin():
+        for _ in range(families):
+            make_subscriber(session)  # by email and by text
+    boards.update("tdsb", status="closed")
+    cycle.run(sessions, str(settings.boards_file), now=NOW + timedelta(minutes=1), follow=True)
+
+
+def test_each_batch_is_committed_with_one_insert_per_distinct_digest(engine, sessions, settings, boards):
+    _closure_recorded(sessions, settings, boards, 150)  # 300 contacts
+    statements: list[str] = []
+    commits: list[int] = []
+
+    def executed(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith("INSERT INTO OUTBOX"):
+            statements.append(statement)
+
+    def committed(conn):
+        commits.append(len(statements))
+
+    event.listen(engine, "before_cursor_execute", executed)
+    event.listen(engine, "commit", committed)
+    try:
+        result = planning.plan(sessions, settings, NOW + timedelta(minutes=1), batch_size=100)
+    finally:
+        event.remove(engine, "before_cursor_execute", executed)
+        event.remove(engine, "commit", committed)
+    assert result.contacts == 300 and result.created == 300
+    assert len(outbox_rows(sessions)) == 300
+    # batches of 100 (the first one small), 100, 100: each adds an email and a text digest, then commits
+    inserting_commits = [n for i, n in enumerate(commits) if n and (i == 0 or n != commits[i - 1])]
+    assert inserting_commits[:3] == [2, 4, 6]
+    assert all("SELECT" in statement.upper() for statement in statements)
+
+
+def test_the_first_batch_is_small_so_the_first_texts_leave_early(engine, sessions, settings, boards):
+    _closure_recorded(sessions, settings, boards, 100)  # 200 contacts
+    rows_seen = []
+
+    def executed(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith("UPDATE CONTACTS SET SEEN_EVENT_ID"):
+            rows_seen.append(statement)
+
+    event.listen(engine, "before_cursor_execute", executed)
+    try:
+        planning.plan(sessions, settings, NOW + timedelta(minutes=1), batch_size=1000)
+    finally:
+        event.remove(engine, "before_cursor_execute", executed)
+    assert len(rows_seen) == 2  # the first FIRST_BATCH (100) contacts, then the other 100
+    assert len(outbox_rows(sessions)) == 200 and planning.FIRST_BATCH == 100
+
+
+def test_urgent_and_quiet_hours_decisions_are_kept_per_group(sessions, settings, boards):
+    _closure_recorded(sessions, settings, boards, 3)
+    planning.plan(sessions, settings, NOW + timedelta(minutes=1))
+    rows = outbox_rows(sessions)
+    assert len(rows) == 6 and all(row.urgent and row.status == "pending" and row.priority == 1 for row in rows)
+    assert {row.digest_key for row in rows} == {rows[0].digest_key}

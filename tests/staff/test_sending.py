@@ -1,0 +1,94 @@
+"""How long sending takes and how far it has got: the preview's estimate at the configured rates, then a live
+view per channel of the board's latest publish (refreshing itself until everything is sent), in English and French."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from flask import render_template_string
+
+from notifier.db import utcnow
+from notifier.delivery.drain import drain
+from notifier.delivery.progress import Estimate
+from notifier.notices import compose, planning
+from tests.staff.conftest import make_subscriber
+
+PARENT = "parent@example.org"
+PHONE = "+16135550123"
+
+
+def text_of(response) -> str:
+    body = re.sub(r"<(style|script)\b.*?</\1>", " ", response.get_data(as_text=True), flags=re.S)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body)).split())
+
+
+def rows_of(response) -> dict[str, list[str]]:
+    """The progress table: channel -> its cells."""
+    page = response.get_data(as_text=True)
+    rows = re.findall(r"<tr>\s*<th scope=\"row\">([^<]+)</th>(.*?)</tr>", page, re.S)
+    return {name: [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", c)).split())
+                   for c in re.findall(r"<td>(.*?)</td>", cells, re.S)] for name, cells in rows}
+
+
+def test_the_preview_says_how_long_reaching_everyone_takes_at_the_configured_rates(console, sessions, first_cycle):
+    make_subscriber(sessions, "tdsb", PARENT, phone=PHONE)
+    page = text_of(console.edit("tdsb", action="preview", status="closed"))
+    assert "less than a minute for 1 email at 20/s" in page
+    assert "less than a minute for 1 text at 1/s" in page
+
+
+def test_the_estimate_reads_as_minutes_and_hours_in_english_and_french(app):
+    template = '{% from "staff/_sending.html" import estimate with context %}{{ estimate(e) }}'
+    texts = Estimate("sms", 250_000, 100.0, 2500.0)
+    with app.test_request_context("/staff/?lang=en"):
+        assert render_template_string(template, e=texts) == "about 42 min for 250,000 texts at 100/s"
+        assert render_template_string(template, e=Estimate("email", 1, 0.5, 3900.0)) == (
+            "about 1 h 05 min for 1 email at 0.5/s")
+    with app.test_request_context("/staff/?lang=fr"):
+        assert render_template_string(template, e=texts) == (
+            "environ 42\u00a0min pour 250\u00a0000 textos à 100/s")
+
+
+def test_after_publishing_the_console_follows_the_sending_per_channel(console, settings, sessions, first_cycle):
+    make_subscriber(sessions, "tdsb", PARENT, phone=PHONE)
+    make_subscriber(sessions, "tdsb", "other@example.org", phone="+16135550124")
+    published = console.edit("tdsb", status="closed").get_data(as_text=True)
+    assert 'href="/staff/boards/tdsb/progress"' in published
+    planning.plan(sessions, settings, utcnow())  # what the clock, woken by the publish, does next
+    drain(sessions, settings, compose.MessageBuilder, only=("email",))
+    page = console.client.get("/staff/boards/tdsb/progress")
+    rows = rows_of(page)
+    assert rows["Email"][:4] == ["2", "0", "0", "0.03 per second"] and rows["Email"][4] == "Done"
+    assert rows["Text message"][:4] == ["0", "2", "0", "1 per second (configured)"]
+    assert 'http-equiv="refresh"' not in page.get_data(as_text=True)  # only when asked for
+    assert 'http-equiv="refresh"' in console.client.get("/staff/boards/tdsb/progress?auto=1").get_data(as_text=True)
+    assert "<th scope=\"col\">Remaining</th>" in page.get_data(as_text=True)
+
+
+def test_when_everything_is_sent_the_page_stops_refreshing(console, settings, sessions, first_cycle):
+    make_subscriber(sessions, "tdsb", PARENT, phone=PHONE)
+    console.edit("tdsb", status="closed")
+    planning.plan(sessions, settings, utcnow())
+    drain(sessions, settings, compose.MessageBuilder)
+    page = console.client.get("/staff/boards/tdsb/progress?lang=fr&auto=1", follow_redirects=True)
+    assert "Tout a été envoyé." in text_of(page) and "Envoyés" in text_of(page)
+    assert 'http-equiv="refresh"' not in page.get_data(as_text=True)
+
+
+def test_before_the_clock_has_planned_the_page_says_it_is_preparing_not_that_all_is_sent(console, sessions,
+                                                                                         first_cycle):
+    make_subscriber(sessions, "tdsb", PARENT, phone=PHONE)
+    console.edit("tdsb", status="closed")
+    page = console.client.get("/staff/boards/tdsb/progress")
+    assert "preparing the messages" in text_of(page) and "Everything has been sent." not in text_of(page)
+    assert "Refresh every 5 seconds" in text_of(page)
+
+
+def test_the_progress_of_another_board_is_refused(console, first_cycle):
+    assert console.client.get("/staff/boards/peel/progress").status_code == 403
+
+
+def test_a_board_never_published_says_so(console, first_cycle):
+    page = console.client.get("/staff/boards/tdsb/progress")
+    assert "Nothing has been published to parents for this board yet." in text_of(page)
