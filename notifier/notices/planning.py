@@ -1,9 +1,15 @@
-"""Planning digests: turn new change events into outbox rows, one per contact, streaming contacts in batches.
+"""Planning digests: turn new change events into outbox rows, one per contact, set-wise in the database.
 
-Only contacts whose family follows a board that changed are read, `batch_size` at a time by id (keyset), so memory
-does not grow with the number of subscribers. In each batch's transaction the contact's `seen_event_id` moves past
-the events and its row is inserted, so a crash or a second run never plans the same events twice. A contact's
-unsent pending digest is merged into the new one (cancelled and replaced), so an undone change sends nothing.
+Contacts whose family follows a board that changed are taken in id ranges of `batch_size` (the first range small,
+so the first texts leave while the rest is planned). Within a range, contacts that share what decides their digest
+(the events they have not seen, which panels of the changed boards they follow, "now in effect" or not) form one
+profile; the database groups them (one GROUP BY), Python decides each profile's digest once, and one
+`INSERT … SELECT` writes the range's rows, urgent first. The contacts' `seen_event_id` moves past the events in the
+same transaction, so a crash or a second run never plans the same events twice; memory holds profiles, not contacts.
+
+A contact with an unsent pending digest is planned one by one instead: that digest is cancelled (a claim-safe
+UPDATE) and its events merged into the new one, so an undone change sends nothing. So is any contact the set-wise
+statements left behind (its follows changed between them, say).
 
 `replan` does the same for a few contacts at once, when the composer finds at send time that a row no longer says
 something true (a correction was recorded after it was planned): the stale row's events are merged like a pending
@@ -18,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Boolean, Integer, String, Text, exists, insert, literal, select, update
+from sqlalchemy import Boolean, Integer, String, Text, and_, case, exists, func, insert, literal, null, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.config import Settings
@@ -33,6 +39,8 @@ log = logging.getLogger(__name__)
 
 CURSOR = "planned_through"
 FIRST_BATCH = 100  # a small first batch, committed at once: the first texts leave while the rest is planned
+BOARDS_PER_MASK = 31  # two bits per board (elementary, secondary) in each 64-bit follows mask
+MAX_PROFILES = 400  # beyond this many distinct profiles in one range, plan it one by one (a CASE that long costs more)
 
 
 @dataclass
@@ -44,7 +52,7 @@ class PlanResult:
     cancelled: int = 0
 
 
-def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime, batch_size: int = 1000) -> PlanResult:
+def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime, batch_size: int = 10_000) -> PlanResult:
     """Plan digests for every change event recorded since the last pass."""
     result = PlanResult()
     started = time.monotonic()
@@ -61,12 +69,12 @@ def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime, bat
     while boards:
         with sessions() as session, session.begin():
             hold_lock(session, "plan")
-            batch = _contacts(session, boards, newest, last_id, size)
+            upper = _range_end(session, boards, newest, last_id, size)
             size = batch_size
-            if not batch:
+            if upper is None:
                 break
-            last_id = batch[-1].id
-            _plan_batch(session, settings, batch, events, boards, newest, now, result)
+            _plan_range(session, settings, events, boards, newest, now, last_id, upper, result)
+            last_id = upper
     with sessions() as session, session.begin():
         hold_lock(session, "plan")
         _set_cursor(session, max(newest, _cursor(session)))
@@ -109,16 +117,124 @@ def _contact_columns():
             .join(Subscriber, Subscriber.id == Contact.subscriber_id))
 
 
-def _contacts(session: Session, boards: list[str], newest: int, after_id: int, limit: int) -> list:
+def _waiting(boards: list[str], newest: int):
+    """Contacts still to plan: active, behind the newest event, in a family following a board that changed."""
     follows_changed = exists().where(Follow.subscriber_id == Contact.subscriber_id, Follow.board_id.in_(boards))
-    query = (
-        _contact_columns()
-        .where(Contact.status == ContactStatus.ACTIVE.value, Contact.seen_event_id < newest, Contact.id > after_id,
-               follows_changed)
-        .order_by(Contact.id)
-        .limit(limit)
-    )
-    return list(session.execute(query))
+    return and_(Contact.status == ContactStatus.ACTIVE.value, Contact.seen_event_id < newest, follows_changed)
+
+
+def _range_end(session: Session, boards: list[str], newest: int, after_id: int, size: int) -> int | None:
+    """The id of the `size`-th contact still to plan after `after_id` (or of the last one); None when none is left."""
+    ids = select(Contact.id).where(Contact.id > after_id, _waiting(boards, newest)).order_by(Contact.id)
+    upper = session.scalar(ids.offset(size - 1).limit(1))
+    if upper is None:
+        upper = session.scalar(select(func.max(Contact.id)).where(Contact.id > after_id, _waiting(boards, newest)))
+    return upper
+
+
+def _plan_range(session: Session, settings: Settings, events: dict[int, Event], boards: list[str], newest: int,
+                now: datetime, after_id: int, upper: int, result: PlanResult) -> None:
+    """Plan the contacts with ids in (after_id, upper]: set-wise where it can, one by one where it must."""
+    key = f"events-{newest}"
+    masks = _follow_masks(boards, after_id, upper)
+    mask_columns = [masks.c[name] for name in masks.c.keys() if name != "subscriber_id"]
+    # Contacts with an older digest still pending are merged one by one. Looked up first, by the outbox's
+    # (contact_id, digest_key) index: a NOT EXISTS here is planned badly while the outbox grows under the planner.
+    merging = list(session.scalars(
+        select(OutboxRow.contact_id).where(OutboxRow.contact_id > after_id, OutboxRow.contact_id <= upper,
+                                           OutboxRow.status == RowStatus.PENDING.value, OutboxRow.payload.is_(None),
+                                           OutboxRow.digest_key != key)))
+    profile_columns = [Contact.seen_event_id, Subscriber.notify_on_effect, *mask_columns]
+
+    def in_range(*columns):
+        return (select(*columns).select_from(Contact)
+                .join(Subscriber, Subscriber.id == Contact.subscriber_id)
+                .join(masks, masks.c.subscriber_id == Contact.subscriber_id)
+                .where(Contact.id > after_id, Contact.id <= upper, Contact.status == ContactStatus.ACTIVE.value,
+                       Contact.seen_event_id < newest, Contact.id.not_in(merging)))
+
+    found = session.execute(in_range(*profile_columns, Contact.channel, Contact.frequency, func.count())
+                            .group_by(*profile_columns, Contact.channel, Contact.frequency)).all()
+    if 0 < len(found) <= MAX_PROFILES:
+        _insert_profiles(session, settings, events, boards, newest, now, key, found, profile_columns, in_range,
+                         result)
+    _plan_one_by_one(session, settings, events, boards, newest, now, after_id, upper, result)
+
+
+def _insert_profiles(session: Session, settings: Settings, events: dict[int, Event], boards: list[str], newest: int,
+                     now: datetime, key: str, found: list, profile_columns: list, in_range, result: PlanResult) -> None:
+    """Decide each profile's digest once, then write the range's rows and move its contacts on, set-wise."""
+    known, stored_of, urgent_of, due_of = [], [], [], []
+    decided: dict[tuple, tuple[str, bool]] = {}
+    for *profile, channel, frequency, count in found:
+        seen, notify, *mask_values = profile
+        same = and_(*(column == literal(value) for column, value in zip(profile_columns, profile, strict=True)))
+        if tuple(profile) not in decided:
+            follows = _unmask(boards, [int(value or 0) for value in mask_values])
+            chosen, urgent = select_for([e for i, e in sorted(events.items()) if i > seen], follows, bool(notify))
+            decided[tuple(profile)] = (",".join(str(e.id) for e in chosen), urgent)
+            known.append((same, literal(1, Integer())))
+            if chosen:
+                stored_of.append((same, literal(decided[tuple(profile)][0], Text())))
+                urgent_of.append((same, literal(urgent, Boolean())))
+        stored, urgent = decided[tuple(profile)]
+        result.contacts += count
+        if stored:
+            result.created += count  # what the INSERT writes (psycopg reports no row count for INSERT … SELECT)
+            due = quiet_hours.due_at(settings, channel, frequency, urgent, now)
+            due_of.append((and_(same, Contact.channel == channel, Contact.frequency == frequency),
+                           literal(due, UtcDateTime())))
+    if stored_of:
+        planned = in_range(
+            Contact.id.label("contact_id"), Contact.channel.label("channel"),
+            case(*stored_of, else_=null()).label("event_ids"), case(*urgent_of, else_=False).label("urgent"),
+            case(*due_of, else_=null()).label("due_at"),
+        ).subquery()
+        columns = {"contact_id": planned.c.contact_id, "channel": planned.c.channel,
+                   "digest_key": literal(key, String()), "event_ids": planned.c.event_ids,
+                   "urgent": planned.c.urgent, "attempts": literal(0, Integer()),
+                   "status": literal(RowStatus.PENDING.value, String()), "created_at": literal(now, UtcDateTime()),
+                   "due_at": planned.c.due_at, "priority": literal(Priority.DIGEST, Integer())}
+        session.execute(insert(OutboxRow.__table__).from_select(
+            list(columns), select(*columns.values()).where(planned.c.event_ids.is_not(None))
+            .order_by(planned.c.urgent.desc(), planned.c.contact_id)))
+    settled = in_range(Contact.id).where(case(*known, else_=null()).is_not(None))
+    session.execute(update(Contact).where(Contact.id.in_(settled)).values(seen_event_id=newest)
+                    .execution_options(synchronize_session=False))
+
+
+def _plan_one_by_one(session: Session, settings: Settings, events: dict[int, Event], boards: list[str], newest: int,
+                     now: datetime, after_id: int, upper: int, result: PlanResult) -> None:
+    """The range's contacts the set-wise statements did not settle: those with a pending digest to merge, and any
+    whose profile changed under them. A row the set-wise insert wrote for one of them is merged like any other."""
+    batch = list(session.execute(_contact_columns().where(Contact.id > after_id, Contact.id <= upper,
+                                                          _waiting(boards, newest)).order_by(Contact.id)))
+    if batch:
+        _plan_batch(session, settings, batch, events, boards, newest, now, result, key=f"events-{newest}-m")
+
+
+def _follow_masks(boards: list[str], after_id: int, upper: int):
+    """Per family in the id range, which panels of the changed boards it follows: two bits per board, in as many
+    64-bit sums as the boards need (a family follows each board and panel at most once, so a sum is a bit-or)."""
+    panel_bits = case({"elementary": 1, "secondary": 2}, value=Follow.panel, else_=0)
+    sums = []
+    for start in range(0, len(boards), BOARDS_PER_MASK):
+        chunk = boards[start:start + BOARDS_PER_MASK]
+        board_bits = case({board: 1 << (2 * i) for i, board in enumerate(chunk)}, value=Follow.board_id, else_=0)
+        sums.append(func.sum(board_bits * panel_bits).label(f"mask{start // BOARDS_PER_MASK}"))
+    families = select(Contact.subscriber_id).where(Contact.id > after_id, Contact.id <= upper)
+    return (select(Follow.subscriber_id, *sums)
+            .where(Follow.board_id.in_(boards), Follow.subscriber_id.in_(families))
+            .group_by(Follow.subscriber_id).subquery("follow_masks"))
+
+
+def _unmask(boards: list[str], masks: list[int]) -> Follows:
+    """The follows a set of masks stands for (the inverse of `_follow_masks`)."""
+    pairs = []
+    for index, board in enumerate(boards):
+        mask = masks[index // BOARDS_PER_MASK] >> (2 * (index % BOARDS_PER_MASK))
+        pairs.extend((board, panel) for bit, panel in ((1, "elementary"), (2, "secondary")) if mask & bit)
+    return follows_of(pairs)
 
 
 def _plan_batch(session: Session, settings: Settings, batch: list, events: dict[int, Event], boards: list[str],
