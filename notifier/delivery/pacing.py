@@ -5,8 +5,10 @@ The limiter is pyrate-limiter's GCRA (generic cell rate algorithm): one "theoret
 moved by one atomic Lua script in Redis (NOTIFIER_REDIS_URL) or held in memory when one process sends. Its burst
 is 1, so sends are evenly spaced, never bunched (a burst at the end of one second and another at the start of the
 next would break the cap in the second between). Each sending thread reserves the next free slot by asking the
-bucket at that slot's own time, then sleeps until it: a thread that wakes late delays only its own send, not the
-slots after it, so the mean rate stays at the cap. Slots are reserved at most `HORIZON` ahead.
+bucket at that slot's own time, then sleeps until it. A thread that wakes more than `JITTER` after its slot (the
+machine was busy) gives the slot up and reserves another, rather than send late into the next slot's second: a
+late send plus the on-time ones after it would put more than the cap into one second. Slots are reserved at most
+`HORIZON` ahead.
 
 Sends are spaced a little wider than 1/cap when the cap is small, so that a few milliseconds of network jitter can
 never put cap + 1 messages into one second (the busiest second stays within 5 % of the cap).
@@ -138,7 +140,10 @@ class Pacer:
                 continue
             if decision.allowed:
                 _wait(stop, (at - _ms()) / 1000)
-                return at / 1000
+                if _ms() - at <= JITTER * 1000 or stop is not None and stop.is_set():
+                    return at / 1000
+                at = _ms()  # woke too late (a busy machine): sending now could crowd the next second; take a new slot
+                continue
             slot, now = at + (decision.retry_after_ms or 1), _ms()
             ahead = (slot - now) / 1000 - max(HORIZON, 2 * interval)
             if ahead > 0:
