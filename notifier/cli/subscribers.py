@@ -35,9 +35,12 @@ def import_command(path: Path, confirmed: bool, consent_note: str) -> None:
     report, now = importer.Report(), utcnow()
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle, transaction(sessions) as session:
-            rows = list(importer.read(handle, path.name, boards, report))  # one streaming pass: every bad line
-            importer.store(session, rows, now, f"import:{path.name}", confirmed, consent_note.strip(), report)
-            ids = invitations.enqueue(session, config, report.invite, boards)
+            ids: list[int] = []
+            # One streaming pass, every bad line reported; stored a chunk at a time, so memory stays flat.
+            for rows in importer.chunks(importer.read(handle, path.name, boards, report)):
+                importer.store(session, rows, now, f"import:{path.name}", confirmed, consent_note.strip(), report)
+                ids.extend(invitations.enqueue(session, config, report.invite, boards))
+                report.invite = []
     except (importer.ImportFileError, UnicodeDecodeError, csv.Error) as error:
         raise click.ClickException(str(error)) from None
     outcome = invitations.deliver(config, sessions, ids)

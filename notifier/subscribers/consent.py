@@ -8,6 +8,7 @@ the web secret never makes an opted-out number look new and start receiving text
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import secrets
@@ -58,7 +59,12 @@ def address_hash(session: Session, address: str) -> str:
 def hasher(session: Session) -> Callable[[str], str]:
     """`address_hash` with the key read once: for hashing many addresses (a bulk import)."""
     key = _key(session)
-    return lambda address: hmac.new(key, address.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    @functools.lru_cache(maxsize=1 << 17)  # an import hashes each address for its check and for each record
+    def hashed(address: str) -> str:
+        return hmac.new(key, address.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    return hashed
 
 
 def _values(hashed: Callable[[str], str], *, channel: str, address: str, action: str, method: str, source: str = "",

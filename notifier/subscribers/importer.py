@@ -5,9 +5,10 @@ again changes nothing: existing addresses are matched, follows are only added wh
 addresses are invited. An address that once said stop is never re-subscribed by an import.
 
 A board's list may hold a quarter of a million rows, so storing is set-wise: the file is checked in one streaming
-pass, what already exists (contacts, withdrawals, follows) is read with a few large queries, the rows are applied
-in file order in memory (the same rules as one row at a time: a later row sees what an earlier one added), and
-what is new goes in with bulk statements of `BATCH` rows. Nothing is written twice: every new row is decided once.
+pass, a chunk of rows at a time: what already exists (contacts, withdrawals, follows) is read with a few large
+queries, the rows are applied in file order in memory (the same rules as one row at a time: a later row sees what
+an earlier one added, in its chunk or, through the database, in an earlier one), and what is new goes in with bulk
+statements of `BATCH` rows. Nothing is written twice: every new row is decided once.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ PANELS = {"elementary": ("elementary",), "secondary": ("secondary",), "both": ("
 PROBLEMS = {"email_invalid": "email is not a valid address", "phone_malformed": "phone is not a phone number",
             "phone_not_canadian": "phone is not a Canadian number"}
 BATCH = consent.BATCH
+CHUNK = 50_000  # rows stored together: a later chunk sees what an earlier one wrote (one transaction)
 
 
 class ImportFileError(NotifierError):
@@ -125,6 +127,19 @@ class _Plan:
     new_subscribers: list[Owner] = field(default_factory=list)
     new_follows: list[tuple[Owner, str, str]] = field(default_factory=list)
     new_contacts: list[tuple[Owner, str, str]] = field(default_factory=list)
+
+
+def chunks(rows: Iterable[Row], size: int | None = None) -> Iterator[list[Row]]:
+    """The rows in lists of `size` (`CHUNK`), read lazily: a quarter-million-row file never sits in memory whole."""
+    size = size or CHUNK
+    chunk: list[Row] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def store(session: Session, rows: Iterable[Row], now: datetime, source: str, confirmed: bool, note: str,

@@ -206,3 +206,15 @@ def test_export_consent_neutralises_spreadsheet_formulas(runner, sessions, evil)
     result = runner.invoke("subscribers", "export-consent")
     [row] = list(csv.DictReader(io.StringIO(result.output, newline="")))
     assert row["source"] == row["note"] == "'" + evil
+
+
+def test_a_file_stored_a_chunk_at_a_time_ends_as_if_stored_at_once(runner, tmp_path, sessions, monkeypatch):
+    from notifier.subscribers import importer
+
+    monkeypatch.setattr(importer, "CHUNK", 1)  # every row its own chunk: each sees what the rows before it wrote
+    result = runner.invoke("subscribers", "import", _write(tmp_path, "email,phone,board,panel,language\n"
+                                                                      "ann@example.org,613-555-0131,tdsb,,en\n"
+                                                                      "ANN@example.org,(613) 555-0131,tdsb,,en\n"
+                                                                      "ann@example.org,,peel,elementary,en\n"))
+    assert "2 row(s) stored, 1 unchanged" in result.output
+    assert everything(sessions) == {"Subscriber": 1, "Contact": 2, "Follow": 3, "Consent": 2}
