@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -53,18 +54,21 @@ def sending_loop(settings: Settings, sessions: sessionmaker[Session], kind: str)
     return SendingLoop(sessions, settings, compose.MessageBuilder, kind)
 
 
-def cycle_steps(settings: Settings, deliver: bool = True) -> list[AfterRecord]:
+def cycle_steps(settings: Settings, deliver: bool = True,
+                planned: Callable[[], None] | None = None) -> list[AfterRecord]:
     """What runs after changes are recorded: planning digests, then (on a weekday at the daily-summary time) morning
-    reminders, which skip whoever that morning's summary reaches. Never sending (`deliver` is kept for callers)."""
+    reminders, which skip whoever that morning's summary reaches. Never sending (`deliver` is kept for callers);
+    `planned` is called as soon as planned rows are committed."""
 
     def plan(sessions: sessionmaker[Session], result: CycleResult, now: datetime) -> None:
-        planning.plan(sessions, settings, now)
+        planning.plan(sessions, settings, now, planned=planned)
         reminders.plan(sessions, settings, now)
 
     return [plan]
 
 
-def tick(settings: Settings, sessions: sessionmaker[Session] | None = None, deliver: bool = True) -> CycleResult:
+def tick(settings: Settings, sessions: sessionmaker[Session] | None = None, deliver: bool = True,
+         planned: Callable[[], None] | None = None) -> CycleResult:
     """Run one cycle (record changes, plan digests), then, if `deliver`, send what is due until nothing is left.
 
     Sending happens after the cycle, whatever its outcome: an invalid boards.yaml stops new planning only, and
@@ -73,7 +77,7 @@ def tick(settings: Settings, sessions: sessionmaker[Session] | None = None, deli
     """
     if sessions is None:
         sessions = make_sessionmaker(make_engine(settings.database_url))
-    result = cycle.run(sessions, str(settings.boards_file), after_record=cycle_steps(settings),
+    result = cycle.run(sessions, str(settings.boards_file), after_record=cycle_steps(settings, planned=planned),
                        follow=settings.follow_boards_file)
     if deliver:
         try:
@@ -109,8 +113,9 @@ def wakeups(sessions: sessionmaker[Session]) -> int:
 class Clock:
     """The clock's jobs, sharing one lock so two cycles of this process never drain side by side."""
 
-    def __init__(self, settings: Settings, sessions: sessionmaker[Session]) -> None:
-        self.settings, self.sessions = settings, sessions
+    def __init__(self, settings: Settings, sessions: sessionmaker[Session],
+                 planned: Callable[[], None] | None = None) -> None:
+        self.settings, self.sessions, self.planned = settings, sessions, planned
         self.lock = threading.Lock()
         self.seen_wakeups = wakeups(sessions)
         self.last_said = time.monotonic()  # when the log last showed this clock at work
@@ -119,7 +124,7 @@ class Clock:
     def cycle(self) -> CycleResult:
         """Record and plan (the sending loop sends)."""
         with self.lock:
-            result = tick(self.settings, self.sessions, deliver=False)
+            result = tick(self.settings, self.sessions, deliver=False, planned=self.planned)
         if result.changes or not result.ok:
             self.last_said, self.quiet_cycles = time.monotonic(), 0  # the cycle logged what it did
         else:
@@ -182,9 +187,9 @@ def main(settings: Settings) -> None:
 
     quiet_scheduler_log()
     sessions = make_sessionmaker(make_engine(settings.database_url))
-    clock = Clock(settings, sessions)
-    scheduler = build_scheduler(settings, clock)
     loop = sending_loop(settings, sessions, "clock") if settings.clock_sends else None
+    clock = Clock(settings, sessions, planned=loop.wake if loop is not None else None)
+    scheduler = build_scheduler(settings, clock)
     if loop is not None:
         loop.start_when_possible()  # the scheduler runs either way: planning must not wait for sending
     signal.signal(signal.SIGTERM, lambda *_: scheduler.shutdown(wait=False))

@@ -102,7 +102,13 @@ class SendingLoop:
         self.stop_event = threading.Event()
         self.stats = DrainStats()
         self.threads: list[threading.Thread] = []
+        self.pipelines: list[Pipeline] = []
         self.registration: senders.Registration | None = None
+
+    def wake(self) -> None:
+        """Rows were just planned in this process: every pipeline looks at the outbox now."""
+        for pipeline in self.pipelines:
+            pipeline.woken.set()
 
     def start(self) -> None:
         """Register as a sender (raises `senders.SenderRefused`) and start sending in background threads."""
@@ -110,6 +116,7 @@ class SendingLoop:
         for name in CHANNELS:
             pipeline = Pipeline(self.sessions, self.settings, name, self.compose, self.factory, self.registration,
                                 pacer(self.settings, name), self.stats)
+            self.pipelines.append(pipeline)
             thread = threading.Thread(target=self._run, args=(pipeline,), name=f"sending-{name}", daemon=True)
             thread.start()
             self.threads.append(thread)
@@ -149,6 +156,7 @@ class SendingLoop:
     def stop(self, timeout: float = 30.0) -> None:
         """Stop claiming, give back what is queued, and wait for the threads."""
         self.stop_event.set()
+        self.wake()
         for thread in self.threads:
             thread.join(timeout)
         if self.registration is not None:

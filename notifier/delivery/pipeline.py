@@ -57,6 +57,7 @@ class Pipeline:
         self._newest, self._newest_read = 0, 0.0
         self.built_through: dict[int, int] = {}  # row id -> the newest change event when its job was built
         self.unsettled: list[int] = []  # claimed rows a sending thread could not settle: handed back for reconciling
+        self.woken = threading.Event()  # set when this process just planned rows: look now, not at the next poll
 
     def run(self, stop: threading.Event, until_idle: bool, now: datetime | None = None) -> None:
         """Reconcile, then claim and send; returns when idle (`until_idle`) or stopped."""
@@ -110,7 +111,8 @@ class Pipeline:
                 if until_idle:
                     return
                 builder = None  # an idle moment: the next batch is built with fresh board names
-                stop.wait(IDLE_POLL)
+                self.woken.wait(IDLE_POLL)
+                self.woken.clear()
                 continue
             if builder is None or time.monotonic() - built_at > REBUILD_COMPOSER_EVERY:
                 builder, built_at = self.compose(self.sessions, self.settings), time.monotonic()

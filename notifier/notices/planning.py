@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -52,8 +52,10 @@ class PlanResult:
     cancelled: int = 0
 
 
-def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime, batch_size: int = 10_000) -> PlanResult:
-    """Plan digests for every change event recorded since the last pass."""
+def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime, batch_size: int = 10_000,
+         planned: Callable[[], None] | None = None) -> PlanResult:
+    """Plan digests for every change event recorded since the last pass; `planned` is called after each committed
+    batch that wrote rows (the clock wakes its sending loop with it, so the first texts need not wait for a poll)."""
     result = PlanResult()
     started = time.monotonic()
     with sessions() as session, session.begin():
@@ -73,8 +75,11 @@ def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime, bat
             size = batch_size
             if upper is None:
                 break
+            created = result.created
             _plan_range(session, settings, events, boards, newest, now, last_id, upper, result)
             last_id = upper
+        if planned is not None and result.created > created:
+            planned()
     with sessions() as session, session.begin():
         hold_lock(session, "plan")
         _set_cursor(session, max(newest, _cursor(session)))
