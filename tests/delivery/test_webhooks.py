@@ -230,3 +230,21 @@ def _factory(sessions, settings, now):
         return channels.build(settings, sessions)[name]
 
     return build
+
+
+def test_no_secret_and_no_url_path_in_the_logs_of_failing_webhooks(run, sessions, boards, fast_settings,
+                                                                   webhook_receiver, caplog):
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger="notifier")
+    endpoint = add_webhook(sessions, webhook_receiver.url.replace("/hooks/school-status", "/services/T0/SECRETPATH"))
+    webhook_receiver.fail(500, times=1)
+    webhook_receiver.fail(410)
+    _close_tdsb(run, boards)
+    clock.send_due(fast_settings, sessions, now=after(1))
+    ours = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("notifier"))
+    assert "disabled" in ours
+    assert "SECRETPATH" not in ours and endpoint.secret not in ours and "whsec_" not in ours
+    with sessions() as session:
+        stored = session.scalars(select(WebhookEndpoint)).one()
+    assert "SECRETPATH" not in (stored.last_error or "") + (stored.disabled_reason or "")
