@@ -78,3 +78,19 @@ def test_removing_an_endpoint_cancels_what_it_has_waiting(run, sessions, boards)
         assert webhooks.remove(session, find(session, endpoint.public_id)) == 1
     (row,) = _webhook_rows(sessions)
     assert row.status == "cancelled" and row.payload is None
+
+
+def test_the_database_refuses_a_second_row_for_one_change_and_endpoint(run, sessions, boards):
+    import pytest
+    from sqlalchemy.exc import IntegrityError
+
+    from notifier.delivery import express
+    from notifier.delivery.channels import Message
+
+    endpoint = add_webhook(sessions, URL)
+    run()
+    boards.update("tdsb", status="closed")
+    run(LATER, deliver=False)
+    (row,) = _webhook_rows(sessions)
+    with pytest.raises(IntegrityError), transaction(sessions) as session:
+        express.enqueue(session, Message("webhook", endpoint.public_id, "{}", row.digest_key), None)
