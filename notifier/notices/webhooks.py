@@ -135,7 +135,8 @@ def disabled_notice(settings: Settings, endpoint: WebhookEndpoint) -> Message:
     """The email telling an endpoint's owner that it was disabled, and why."""
     language = endpoint.language
     subject = templates.gettext(language, "Your school status webhook was turned off")
-    context = {"endpoint": endpoint, "url": endpoint.masked_url(), "subject": subject, "sender": settings.sender,
+    context = {"hook_url": endpoint.masked_url(), "code": endpoint.board_id.upper(),
+               "reason": endpoint.disabled_reason or "", "subject": subject, "sender": settings.sender,
                "board_url": f"{settings.base_url}/boards/{endpoint.board_id}", "base_url": settings.base_url}
     return Message(channel=EMAIL, to=endpoint.owner_email or "", reference=f"webhook-off-{endpoint.public_id}",
                    language=language, subject=subject,
