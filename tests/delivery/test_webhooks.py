@@ -248,3 +248,13 @@ def test_no_secret_and_no_url_path_in_the_logs_of_failing_webhooks(run, sessions
     with sessions() as session:
         stored = session.scalars(select(WebhookEndpoint)).one()
     assert "SECRETPATH" not in (stored.last_error or "") + (stored.disabled_reason or "")
+
+
+def test_a_refused_connection_is_retried_later(run, sessions, boards):
+    from tests.conftest import free_port
+
+    add_webhook(sessions, f"http://127.0.0.1:{free_port()}/hooks")
+    _close_tdsb(run, boards)
+    (row,) = _webhook_rows(sessions)
+    assert row.status == "pending" and row.attempts == 1 and row.due_at > utcnow()
+    assert "ConnectionError" in row.last_error and "/hooks" not in row.last_error
