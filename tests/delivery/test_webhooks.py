@@ -258,3 +258,21 @@ def test_a_refused_connection_is_retried_later(run, sessions, boards):
     (row,) = _webhook_rows(sessions)
     assert row.status == "pending" and row.attempts == 1 and row.due_at > utcnow()
     assert "ConnectionError" in row.last_error and "/hooks" not in row.last_error
+
+
+def test_a_webhook_left_in_flight_by_a_dead_sender_is_sent_again_with_the_same_id(run, sessions, boards,
+                                                                                   fast_settings, webhook_receiver):
+    from sqlalchemy import update
+
+    from notifier.delivery.outbox import OutboxRow
+
+    add_webhook(sessions, webhook_receiver.url)
+    _close_tdsb(run, boards, deliver=False)
+    (row,) = _webhook_rows(sessions)
+    with sessions() as session, session.begin():  # claimed by a process that died long ago
+        session.execute(update(OutboxRow).where(OutboxRow.id == row.id).values(
+            status="sending", claim="sender:999999", claimed_at=utcnow() - timedelta(hours=1)))
+    clock.send_due(fast_settings, sessions, now=after(0))
+    (request,) = webhook_receiver.requests
+    assert request.headers["webhook-id"] == row.digest_key
+    assert _webhook_rows(sessions)[0].status == "sent"
