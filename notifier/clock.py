@@ -31,7 +31,7 @@ from notifier.delivery import health
 from notifier.delivery.drain import DrainStats, SendingLoop, drain
 from notifier.delivery.outbox import ClockState
 from notifier.delivery.senders import SenderRefused
-from notifier.notices import compose, planning, reminders
+from notifier.notices import compose, planning, reminders, webhooks
 from notifier.status import cycle
 from notifier.status.cycle import AfterRecord, CycleResult
 from notifier.subscribers import signup
@@ -63,6 +63,7 @@ def cycle_steps(settings: Settings, deliver: bool = True,
     def plan(sessions: sessionmaker[Session], result: CycleResult, now: datetime) -> None:
         planning.plan(sessions, settings, now, planned=planned)
         reminders.plan(sessions, settings, now)
+        webhooks.plan(sessions, settings, now)
 
     return [plan]
 

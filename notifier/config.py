@@ -62,6 +62,9 @@ class Settings:
     staff_session_minutes: int = 60 * 12
     redis_url: str | None = None
     clock_sends: bool = True
+    webhooks_allow_private: bool = False  # webhooks to loopback/private addresses and over http (development)
+    webhook_timeout: float = 5.0
+    webhook_per_second: float = 10.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -110,6 +113,9 @@ class Settings:
             staff_session_minutes=int(_number(env, "NOTIFIER_STAFF_SESSION_MINUTES", 720, minimum=1)),
             redis_url=_redis_url(env),
             clock_sends=_flag(env, "NOTIFIER_CLOCK_SENDS", default=True),
+            webhooks_allow_private=_flag(env, "NOTIFIER_WEBHOOKS_ALLOW_PRIVATE", default=debug),
+            webhook_timeout=_number(env, "NOTIFIER_WEBHOOK_TIMEOUT", 5.0, minimum=0.1, maximum=30),
+            webhook_per_second=_number(env, "NOTIFIER_WEBHOOK_PER_SECOND", 10.0, minimum=0.01),
             **twilio,
         )
 

@@ -34,6 +34,11 @@ def mask(contact: str) -> str:
 
 # A signed link's secret part: everything after /manage/, /unsubscribe/, /confirm/, /calendar/ or (staff) /signin/.
 LINK_TOKEN = re.compile(r"(/(?:manage|unsubscribe|confirm|calendar|signin)/)(?![*<{])[^\s/?#\"'<>*]{8,}")
+# A chat webhook's URL is its password (Slack, Teams/Power Automate): keep the host, hide the path. A webhook's
+# secret (`whsec_…`) is never logged on purpose; this catches a mistake.
+CHAT_WEBHOOK = re.compile(r"((?:hooks\.slack\.com|[\w.-]*webhook\.office\.com|[\w.-]*logic\.azure\.com)(?::\d+)?)"
+                          r"/[^\s\"'<>]+")
+WEBHOOK_SECRET = re.compile(r"whsec_[A-Za-z0-9+/=]{8,}")
 PATTERNS: dict[str, re.Pattern[str]] = {
     "email": re.compile(r"(?<![\w.%+*\-])[A-Za-z0-9][A-Za-z0-9._%+\-]*@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*"
                         r"\.[A-Za-z]{2,}"),
@@ -53,6 +58,8 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
         if secret:
             text = text.replace(secret, "***")
     text = LINK_TOKEN.sub(r"\1***", text)
+    text = CHAT_WEBHOOK.sub(r"\1/***", text)
+    text = WEBHOOK_SECRET.sub("whsec_***", text)
     text = PATTERNS["email"].sub(lambda m: mask_email(m.group(0)), text)
     text = PATTERNS["phone"].sub(lambda m: mask_phone(m.group(0)), text)
     text = PATTERNS["phone (national)"].sub(lambda m: "***" + re.sub(r"\D", "", m.group(0))[-4:], text)
@@ -84,8 +91,9 @@ class MaskingFilter(logging.Filter):
 
 def install(secrets: Iterable[str] = ()) -> None:
     """Put a `MaskingFilter` on every handler there is now (root's and every logger's), and keep the Twilio SDK's
-    request log (URLs with the account SID, recipients' numbers) at WARNING."""
-    for name in ("twilio", "twilio.http_client"):
+    request log (URLs with the account SID, recipients' numbers) and urllib3's (request paths, which for a chat
+    webhook are its secret) at WARNING."""
+    for name in ("twilio", "twilio.http_client", "urllib3.connectionpool"):  # urllib3: request paths (webhooks)
         logging.getLogger(name).setLevel(logging.WARNING)
     loggers = [logging.getLogger()] + [item for item in logging.Logger.manager.loggerDict.values()
                                       if isinstance(item, logging.Logger)]

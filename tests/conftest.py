@@ -28,7 +28,7 @@ from notifier.delivery.outbox import OutboxRow
 from notifier.staff import models as staff_models  # noqa: F401
 from notifier.status import cycle, history  # noqa: F401
 from notifier.status.history import latest_event_id
-from notifier.subscribers import consent, models, ratelimit  # noqa: F401
+from notifier.subscribers import consent, models, ratelimit, webhooks  # noqa: F401
 from notifier.subscribers.models import Contact, Follow, Subscriber
 
 for _name in list(os.environ):
@@ -140,6 +140,7 @@ def env(database_url: str, boards_file: Path, tmp_path: Path, engine) -> dict[st
         "NOTIFIER_INSTANCE_DIR": str(tmp_path / "instance"),
         "NOTIFIER_OUTBOX_DIR": str(tmp_path / "outbox"),
         "NOTIFIER_SMS_QUIET_HOURS": "",
+        "NOTIFIER_WEBHOOKS_ALLOW_PRIVATE": "1",  # the webhook receiver of the tests listens on loopback
     }
 
 
@@ -280,6 +281,16 @@ def twilio_server() -> Iterator:
     server = FakeTwilio(ACCOUNT_SID, AUTH_TOKEN).start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def webhook_receiver() -> Iterator:
+    """A webhook receiver on loopback that records requests and can answer errors (tests/fakes/webhook_receiver.py)."""
+    from tests.fakes.webhook_receiver import WebhookReceiver
+
+    receiver = WebhookReceiver()
+    yield receiver
+    receiver.close()
 
 
 @pytest.fixture
@@ -432,6 +443,15 @@ def run(sessions, fast_settings):
         return result
 
     return run_cycle
+
+
+def add_webhook(sessions, url: str, **overrides):
+    """An endpoint following TDSB (all panels, JSON, English) added at NOW; override any part. Returns it."""
+    fields = {"board_id": "tdsb", "url": url, "owner_email": "it@daycare.example", "now": NOW, **overrides}
+    with sessions() as session, session.begin():
+        endpoint = webhooks.add(session, **fields)
+        session.expunge(endpoint)
+    return endpoint
 
 
 def outbox_rows(sessions) -> list[OutboxRow]:

@@ -109,3 +109,10 @@ def test_a_fan_out_a_crash_recovery_and_the_webhooks_log_no_whole_address(
     text = first.stderr + second.stderr + logged()
     assert "sent" in text
     assert _scan(text, addresses | {phone, "+16135550189", "someone@example.org"}) == []
+
+
+def test_chat_webhook_urls_and_webhook_secrets_are_masked():
+    from notifier.masking import redact
+
+    line = redact("POST https://hooks.slack.com/services/T0/B0/abcdef to whsec_abcdEFGH1234== failed")
+    assert line == "POST https://hooks.slack.com/*** to whsec_*** failed"

@@ -10,7 +10,7 @@ import logging
 import click
 
 from notifier import masking
-from notifier.cli import boards, channels, database, processes, staff, status, subscribers
+from notifier.cli import boards, channels, database, processes, staff, status, subscribers, webhooks
 from notifier.config import Settings, log_secrets
 from notifier.errors import ConfigError
 
@@ -32,5 +32,6 @@ def cli() -> None:
 
 
 for command in (boards.check, boards.boards_group, processes.web, processes.clock, processes.tick, processes.worker,
-                database.db, status.status, channels.channels, staff.staff_group, subscribers.subscribers):
+                database.db, status.status, channels.channels, staff.staff_group, subscribers.subscribers,
+                webhooks.webhooks_group):
     cli.add_command(command)

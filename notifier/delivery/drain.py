@@ -28,7 +28,7 @@ from notifier.delivery.sending import ComposerFactory, limits
 
 log = logging.getLogger(__name__)
 ChannelFactory = Callable[[str], Channel]
-CHANNELS = (channel_module.EMAIL, channel_module.SMS)
+CHANNELS = (channel_module.EMAIL, channel_module.SMS, channel_module.WEBHOOK)
 
 
 @dataclass
@@ -59,8 +59,9 @@ def pacer(settings: Settings, channel: str) -> Pacer:
     return pacing.shared(channel, limits(settings, channel)[1], settings.redis_url)
 
 
-def _factory(settings: Settings, factory: ChannelFactory | None) -> ChannelFactory:
-    return factory or (lambda name: channel_module.build(settings)[name])
+def _factory(settings: Settings, factory: ChannelFactory | None,
+             sessions: sessionmaker[Session] | None = None) -> ChannelFactory:
+    return factory or (lambda name: channel_module.build(settings, sessions)[name])
 
 
 def drain(
@@ -77,7 +78,7 @@ def drain(
     registration = senders.acquire(sessions, kind, shared_limiter=bool(settings.redis_url))
     stop = threading.Event()
     try:
-        pipelines = [Pipeline(sessions, settings, name, compose, _factory(settings, factory), registration,
+        pipelines = [Pipeline(sessions, settings, name, compose, _factory(settings, factory, sessions), registration,
                               pacer(settings, name), stats) for name in only]
         threads = [threading.Thread(target=p.run, args=(stop, True, now), name=f"drain-{p.name}") for p in pipelines]
         for thread in threads:
@@ -98,7 +99,7 @@ class SendingLoop:
     def __init__(self, sessions: sessionmaker[Session], settings: Settings, compose: ComposerFactory, kind: str,
                  factory: ChannelFactory | None = None) -> None:
         self.sessions, self.settings, self.compose, self.kind = sessions, settings, compose, kind
-        self.factory = _factory(settings, factory)
+        self.factory = _factory(settings, factory, sessions)
         self.stop_event = threading.Event()
         self.stats = DrainStats()
         self.threads: list[threading.Thread] = []

@@ -56,6 +56,9 @@ class OutboxRow(Base):
         # The claim order, over pending rows only: a claim reads the first few due rows in this order.
         Index("ix_outbox_claim_order", "channel", "priority", text("urgent DESC"), "id",
               sqlite_where=text("status = 'pending'"), postgresql_where=text("status = 'pending'")),
+        # Webhook rows have no contact: their key (endpoint and change event) is unique on its own.
+        Index("uq_outbox_webhook_key", "digest_key", unique=True,
+              sqlite_where=text("channel = 'webhook'"), postgresql_where=text("channel = 'webhook'")),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -118,7 +118,8 @@ def for_events(session: Session, settings: Settings, event_ids: tuple[int, ...],
     recent = func.sum(case((and_(OutboxRow.status == RowStatus.SENT.value, OutboxRow.sent_at >= now - WINDOW), 1),
                            else_=0))
     query = (select(OutboxRow.channel, OutboxRow.status, func.count(), recent)
-             .where(covers, OutboxRow.status != RowStatus.CANCELLED.value)
+             .where(covers, OutboxRow.status != RowStatus.CANCELLED.value,
+                    OutboxRow.channel.in_(CHANNELS))  # parents' messages: organisations' webhooks are not counted
              .group_by(OutboxRow.channel, OutboxRow.status))
     counts: dict[str, dict[str, int]] = {c: {} for c in CHANNELS}
     sent_recently: dict[str, int] = dict.fromkeys(CHANNELS, 0)

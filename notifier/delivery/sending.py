@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from notifier.config import Settings
 from notifier.db import utcnow
 from notifier.delivery import health
-from notifier.delivery.channels import SMS, Channel, Message
+from notifier.delivery.channels import SMS, WEBHOOK, Channel, Message
 from notifier.delivery.claims import UNCERTAIN
 from notifier.delivery.outbox import Failure, OutboxRow, RowStatus
 from notifier.errors import (
@@ -78,7 +78,18 @@ def limits(settings: Settings, channel: str) -> tuple[int, float]:
     """(concurrency, messages per second) for `channel`, from settings."""
     if channel == SMS:
         return settings.sms_concurrency, settings.sms_per_second
+    if channel == WEBHOOK:  # one request at a time per process: no endpoint is hammered by parallel requests
+        return 1, settings.webhook_per_second
     return settings.email_concurrency, settings.email_per_second
+
+
+def max_attempts(settings: Settings, channel: str) -> int:
+    """Attempts before a temporary failure is given up: webhooks keep trying for about a day (backoff reaches an
+    hour), after which their endpoint is disabled; texts and emails stop at NOTIFIER_MAX_ATTEMPTS."""
+    return max(settings.max_attempts, WEBHOOK_ATTEMPTS) if channel == WEBHOOK else settings.max_attempts
+
+
+WEBHOOK_ATTEMPTS = 32
 
 
 def send_one(sessions: sessionmaker[Session], settings: Settings, channel: Channel, job: Job, token: str,
@@ -194,7 +205,7 @@ def record_temporary(sessions: sessionmaker[Session], settings: Settings, job: J
                      error: Exception) -> str:
     """Back to pending after a backoff, or failed after `max_attempts`; returns "retrying" or "failed"."""
     attempts = job.attempts + 1
-    give_up = attempts >= settings.max_attempts
+    give_up = attempts >= max_attempts(settings, job.channel)
     values = {"attempts": attempts, "last_error": str(error)[:500],
               "status": RowStatus.FAILED.value if give_up else RowStatus.PENDING.value}
     if give_up:

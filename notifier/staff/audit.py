@@ -61,5 +61,6 @@ def record_account(session: Session, actor_email: str, action: str, subject_emai
 
 def for_board(session: Session, board_id: str, limit: int = 50) -> list[AuditEntry]:
     """The board's audit entries, newest first (shown on the staff history page)."""
-    query = select(AuditEntry).where(AuditEntry.board_id == board_id).order_by(AuditEntry.id.desc()).limit(limit)
+    query = (select(AuditEntry).where(AuditEntry.board_id == board_id, AuditEntry.action.not_like("webhook_%"))
+             .order_by(AuditEntry.id.desc()).limit(limit))
     return list(session.scalars(query))

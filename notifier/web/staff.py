@@ -25,9 +25,12 @@ from notifier.notices import templates
 from notifier.staff import accounts, audit, edits, models, publishing, signin
 from notifier.staff import form as edit_form
 from notifier.staff import sessions as staff_sessions
+from notifier.staff import webhooks as staff_webhooks
 from notifier.status import published
 from notifier.status.boards import Board, Category, now_toronto
 from notifier.status.changes import diff
+from notifier.subscribers import webhooks as subscriber_webhooks
+from notifier.subscribers.webhooks import WebhookError
 from notifier.web.services import select_language, services
 
 log = logging.getLogger(__name__)
@@ -294,6 +297,46 @@ def history(board_id: str) -> str:
     with services().sessions() as db:
         entries = audit.for_board(db, board_id)
     return render_template("staff/history.html", board=board, entries=entries)
+
+
+# --- webhooks ---------------------------------------------------------------------------------------------------
+
+
+@bp.route("/boards/<board_id>/webhooks", methods=["GET", "POST"])
+@signed_in
+def webhooks_page(board_id: str) -> tuple[str, int, dict[str, str]]:
+    """The board's webhooks for organisations: list, add (the secret is shown once, on this answer), remove."""
+    board = _board_for(board_id)
+    error, added, removed = None, None, False
+    if request.method == "POST":
+        error, added, removed = _change_webhook(board, request.form)
+    with services().sessions() as db:
+        endpoints = subscriber_webhooks.listed(db, board.id)
+    page = render_template("staff/webhooks.html", board=board, endpoints=endpoints, error=error, added=added,
+                           removed=removed, form=request.form if error else {})
+    # The page may hold a secret: never kept by a browser or a proxy.
+    return page, 400 if error else 200, {"Cache-Control": "no-store"}
+
+
+def _change_webhook(board: Board, form) -> tuple[str | None, dict | None, bool]:
+    """Apply the posted add/remove; (the reason it was refused, the endpoint added with its secret, removed?)."""
+    with transaction(services().sessions) as db:
+        if form.get("action") == "remove":
+            gone = staff_webhooks.remove(db, form.get("endpoint", "")[:64], [board.id], g.staff.email, _ip())
+            return (None, None, True) if gone else ("missing", None, False)
+        known = [b.id for b in services().boards.snapshot.status.boards]
+        try:
+            endpoint = staff_webhooks.add(
+                db, services().settings, known, board.id, form.get("url", "")[:2000], form.get("format", "json"),
+                form.getlist("panels"), form.get("language", "en"), form.get("owner", "")[:254], g.staff.email,
+                _ip())
+        except WebhookError as problem:
+            log.info("webhook for %s not added by %s: %s", board.id, mask_email(g.staff.email), problem)
+            said = str(problem)
+            return ("owner" if "email address" in said else "url" if "URL" in said or "resolve" in said
+                    else "invalid"), None, False
+        log.info("webhook %s added for %s by %s", endpoint.public_id, board.id, mask_email(g.staff.email))
+        return None, {"id": endpoint.public_id, "secret": endpoint.secret, "url": endpoint.masked_url()}, False
 
 
 # --- accounts (administrators) ----------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ def context() -> dict:
         "sender": {"name": "Ontario school status", "address": "20 Bay St", "contact": "help@example.org"},
         "follows": [{"board": board, "code": "TDSB", "panels": [p.value for p in Panel]}],
         "code": "TDSB", "panels": [p.value for p in Panel], "board": board,
+        "hook_url": "https://hooks.example.org/…", "reason": "HTTP 410", "board_url": f"{BASE}/boards/tdsb",
     }
 
 

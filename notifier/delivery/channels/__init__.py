@@ -4,17 +4,24 @@ which picks the real providers where they are configured and the local outbox fo
 
 from __future__ import annotations
 
-from notifier.delivery.channels.base import EMAIL, SMS, Channel, Message, Receipt
+from sqlalchemy.orm import Session, sessionmaker
+
+from notifier.delivery.channels.base import EMAIL, SMS, WEBHOOK, Channel, Message, Receipt
 from notifier.delivery.channels.email import SmtpChannel
 from notifier.delivery.channels.local import OutboxChannel
 from notifier.delivery.channels.sms import TwilioChannel
+from notifier.delivery.channels.webhook import WebhookChannel
 from notifier.errors import PermanentDeliveryError, TemporaryDeliveryError
 
 
-def build(settings) -> dict[str, Channel]:
-    """The channels this process uses: real providers where configured, else the local outbox folder."""
-    channels: dict[str, Channel] = {EMAIL: OutboxChannel(settings.outbox_dir, EMAIL),
-                                    SMS: OutboxChannel(settings.outbox_dir, SMS)}
+def build(settings, sessions: sessionmaker[Session] | None = None) -> dict[str, Channel]:
+    """The channels this process uses: real providers where configured, else the local outbox folder; webhooks
+    always go out over HTTP (reading their endpoints through `sessions`, or a connection of their own)."""
+    channels: dict[str, Channel] = {
+        EMAIL: OutboxChannel(settings.outbox_dir, EMAIL), SMS: OutboxChannel(settings.outbox_dir, SMS),
+        WEBHOOK: WebhookChannel(sessions, settings.webhooks_allow_private, settings.webhook_timeout,
+                                database_url=settings.database_url),
+    }
     if settings.email_configured:
         channels[EMAIL] = SmtpChannel(settings.smtp_url, settings.mail_from)
     if settings.sms_configured:
@@ -31,5 +38,5 @@ def build(settings) -> dict[str, Channel]:
     return channels
 
 
-__all__ = ["EMAIL", "SMS", "Channel", "Message", "Receipt", "TemporaryDeliveryError", "PermanentDeliveryError",
-           "build"]
+__all__ = ["EMAIL", "SMS", "WEBHOOK", "Channel", "Message", "Receipt", "TemporaryDeliveryError",
+           "PermanentDeliveryError", "build"]

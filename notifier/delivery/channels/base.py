@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 EMAIL = "email"
 SMS = "sms"
+WEBHOOK = "webhook"
 
 
 @dataclass(frozen=True)
