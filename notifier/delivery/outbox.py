@@ -59,6 +59,9 @@ class OutboxRow(Base):
         # Webhook rows have no contact: their key (endpoint and change event) is unique on its own.
         Index("uq_outbox_webhook_key", "digest_key", unique=True,
               sqlite_where=text("channel = 'webhook'"), postgresql_where=text("channel = 'webhook'")),
+        # Only sent rows have a provider id: a planned row adds no entry (migration 0015).
+        Index("ix_outbox_provider_id", "provider_id", sqlite_where=text("provider_id IS NOT NULL"),
+              postgresql_where=text("provider_id IS NOT NULL")),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -73,7 +76,7 @@ class OutboxRow(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     claim: Mapped[str | None] = mapped_column(String(64), nullable=True)
     claimed_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
-    provider_id: Mapped[str | None] = mapped_column(String(255), nullable=True, index=True)
+    provider_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)

@@ -54,7 +54,9 @@ class Contact(Base):
 
     __tablename__ = "contacts"
     __table_args__ = (UniqueConstraint("channel", "address", name="uq_contacts_channel_address"),
-                      {"sqlite_autoincrement": True})  # ids in unsubscribe links must never be reused
+                      # ids in unsubscribe links must never be reused; half-full pages keep planning's update of
+                      # `seen_event_id` in place on PostgreSQL (migration 0015)
+                      {"sqlite_autoincrement": True, "postgresql_with": {"fillfactor": 50}})
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     subscriber_id: Mapped[int] = mapped_column(ForeignKey("subscribers.id", ondelete="CASCADE"), index=True)
