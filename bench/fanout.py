@@ -216,6 +216,8 @@ def main() -> int:
     parser.add_argument("--redis-url", help="shared rate between the processes (needed with --workers >= 1)")
     parser.add_argument("--correct-after", type=float, default=None,
                         help="seconds after the first text: record the correction (the board open again)")
+    parser.add_argument("--stop-after", type=float, default=None,
+                        help="with --workers: stop this many seconds after the first text (a sample of a long run)")
     parser.add_argument("--dump", help="with --workers: write every arrival (time, recipient) to this JSON file")
     parser.add_argument("--timeout", type=float, default=600.0, help="give up waiting after this many seconds")
     args = parser.parse_args()
@@ -487,7 +489,10 @@ def run_processes(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
             seen[0] = count
             return done
 
-        wait(lambda: settled() or time.sleep(2.0), args.timeout)
+        if args.stop_after is not None:  # a sample of a long fan-out: stop S seconds after the first text
+            time.sleep(max(0.0, arrivals()["sms"][0][0] + args.stop_after - time.time()))
+        else:
+            wait(lambda: settled() or time.sleep(2.0), args.timeout)
         for name, proc in procs.items():
             peaks[name] = _vm_hwm_mb(proc.pid)
     finally:

@@ -32,7 +32,7 @@ from notifier.delivery.drain import DrainStats, SendingLoop, drain
 from notifier.delivery.outbox import ClockState
 from notifier.delivery.senders import SenderRefused
 from notifier.notices import compose, planning, reminders, webhooks
-from notifier.status import cycle
+from notifier.status import cycle, published
 from notifier.status.cycle import AfterRecord, CycleResult
 from notifier.subscribers import signup
 
@@ -61,7 +61,10 @@ def cycle_steps(settings: Settings, deliver: bool = True,
     `planned` is called as soon as planned rows are committed."""
 
     def plan(sessions: sessionmaker[Session], result: CycleResult, now: datetime) -> None:
-        planning.plan(sessions, settings, now, planned=planned)
+        newer = published.newer_than_now(sessions, settings.boards_file, settings.follow_boards_file)
+        if planning.plan(sessions, settings, now, planned=planned, newer=newer).interrupted:
+            result.unfinished = True
+            return
         reminders.plan(sessions, settings, now)
         webhooks.plan(sessions, settings, now)
 
@@ -126,6 +129,8 @@ class Clock:
         """Record and plan (the sending loop sends)."""
         with self.lock:
             result = tick(self.settings, self.sessions, deliver=False, planned=self.planned)
+            while result.unfinished:  # planning stopped for newer news: record it and carry on now
+                result = tick(self.settings, self.sessions, deliver=False, planned=self.planned)
         if result.changes or not result.ok:
             self.last_said, self.quiet_cycles = time.monotonic(), 0  # the cycle logged what it did
         else:

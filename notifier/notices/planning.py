@@ -45,17 +45,24 @@ MAX_PROFILES = 400  # beyond this many distinct profiles in one range, plan it o
 
 @dataclass
 class PlanResult:
-    """How many rows a planning pass created and cancelled, and how many contacts it looked at."""
+    """How many rows a planning pass created and cancelled, and how many contacts it looked at; `interrupted` when
+    it stopped early for newer news (its cursor stays, so the next pass plans the rest with the news merged in)."""
 
     contacts: int = 0
     created: int = 0
     cancelled: int = 0
+    interrupted: bool = False
 
 
 def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime, batch_size: int = 10_000,
-         planned: Callable[[], None] | None = None) -> PlanResult:
-    """Plan digests for every change event recorded since the last pass; `planned` is called after each committed
-    batch that wrote rows (the clock wakes its sending loop with it, so the first texts need not wait for a poll)."""
+         planned: Callable[[], None] | None = None, newer: Callable[[], bool] | None = None) -> PlanResult:
+    """Plan digests for every change event recorded since the last pass.
+
+    `planned` is called after each committed batch that wrote rows (the clock wakes its sending loop with it, so the
+    first texts need not wait for a poll). Between batches the pass stops early when a newer change event was
+    recorded, or when `newer()` says a newer status waits to be recorded: a correction saved a minute into a
+    quarter-million-contact pass is then recorded and planned at once, and the contacts not yet planned hear only
+    the net change (often nothing) instead of the news it corrects."""
     result = PlanResult()
     started = time.monotonic()
     with sessions() as session, session.begin():
@@ -80,6 +87,11 @@ def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime, bat
             last_id = upper
         if planned is not None and result.created > created:
             planned()
+        if _newer_news(sessions, newest, newer):
+            result.interrupted = True
+            log.info("planning stopped after %d contact(s): newer news came in; the next pass plans the rest with it",
+                     result.contacts)
+            return result
     with sessions() as session, session.begin():
         hold_lock(session, "plan")
         _set_cursor(session, max(newest, _cursor(session)))
@@ -89,6 +101,13 @@ def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime, bat
                  "cancelled)", result.created, result.contacts, took, result.contacts / max(took, 1e-3), newest,
                  result.cancelled)
     return result
+
+
+def _newer_news(sessions: sessionmaker[Session], newest: int, newer: Callable[[], bool] | None) -> bool:
+    if newer is not None and newer():
+        return True
+    with sessions() as session:
+        return latest_event_id(session) > newest
 
 
 def replan(session: Session, settings: Settings, superseded: dict[int, list[int]], key: str,

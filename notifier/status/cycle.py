@@ -37,6 +37,9 @@ class CycleResult:
     outcome: str
     changes: list[Change] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # A step stopped early because newer news came in (a correction during a long planning pass): the clock runs
+    # the next cycle at once, which records it and carries on.
+    unfinished: bool = False
 
     @property
     def ok(self) -> bool:

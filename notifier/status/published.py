@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint, select
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy.orm import Mapped, Session, mapped_column, sessionmaker
 
 from notifier.db import Base, UtcDateTime, hold_lock, utcnow
 from notifier.errors import BoardFileError, NotifierError
@@ -159,6 +160,30 @@ def follow(session: Session, path: str | os.PathLike[str], now: datetime) -> Sta
         return None
     return publish(session, text, FILE_AUTHOR, f"hand edit of {path}", now, current.id if current else None,
                    path=str(path), file_sha=sha)
+
+
+def newer_than_now(sessions: sessionmaker[Session], path: str | os.PathLike[str],
+                   follow_file: bool = False) -> Callable[[], bool]:
+    """A check for "a newer status waits to be recorded": a version published after this call (`boards import`),
+    or, when following the file in development, a hand edit saved after it. For long work that should make way."""
+    with sessions() as session:
+        known = newest_id(session)
+    sha = _file_sha(path) if follow_file else None
+
+    def newer() -> bool:
+        with sessions() as session:
+            if newest_id(session) != known:
+                return True
+        return follow_file and _file_sha(path) != sha
+
+    return newer
+
+
+def _file_sha(path: str | os.PathLike[str]) -> str | None:
+    try:
+        return document.version_of(_read(path))
+    except BoardFileError:  # unreadable now: the cycle will say so
+        return None
 
 
 def _last_file_sha(session: Session) -> str | None:

@@ -86,3 +86,31 @@ def test_a_family_following_only_the_other_panel_hears_nothing_and_moves_on(sess
     with sessions() as session:
         assert told == {c.id for c in session.get(type(secondary), secondary.id).contacts}
         assert all(c.seen_event_id > 0 for c in session.get(type(elementary), elementary.id).contacts)
+
+
+def _pending(sessions) -> list:
+    return [row for row in outbox_rows(sessions) if row.status == "pending"]
+
+
+def test_a_pass_makes_way_for_a_newer_status_and_the_next_one_plans_the_rest_with_it(sessions, settings, boards):
+    _closure_recorded(sessions, settings, boards, 150)  # 300 contacts
+    first = planning.plan(sessions, settings, NOW + timedelta(minutes=1), batch_size=100, newer=lambda: True)
+    assert first.interrupted and first.contacts == 100 and len(_pending(sessions)) == 100
+    boards.update("tdsb", status="open")  # the correction, recorded by the next cycle
+    cycle.run(sessions, str(settings.boards_file), now=NOW + timedelta(minutes=2), follow=True)
+    second = planning.plan(sessions, settings, NOW + timedelta(minutes=2), batch_size=100)
+    assert not second.interrupted and second.contacts == 300
+    assert _pending(sessions) == []  # nobody had the closure yet: closed then open again tells nobody anything
+
+
+def test_a_pass_stops_when_a_change_is_recorded_while_it_runs(sessions, settings, boards):
+    _closure_recorded(sessions, settings, boards, 150)
+
+    def staff_publish_meanwhile() -> bool:
+        boards.update("tdsb", status="open")
+        cycle.run(sessions, str(settings.boards_file), now=NOW + timedelta(minutes=2), follow=True)
+        return False
+
+    result = planning.plan(sessions, settings, NOW + timedelta(minutes=1), batch_size=100,
+                           newer=staff_publish_meanwhile)
+    assert result.interrupted and result.contacts == 100
