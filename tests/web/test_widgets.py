@@ -84,3 +84,17 @@ def test_the_widget_is_valid_html_in_both_languages(client, job_action, vnu):
              for language in ("en", "fr")}
     pages["board"] = client.get(f"/boards/{RICH_BOARD}").get_data(as_text=True)
     assert vnu.errors(pages) == {name: [] for name in pages}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_badge_passes_axe_alone_and_inside_a_page(page, live_server, axe, job_action, language):
+    badge_url = f"{live_server}/boards/{RICH_BOARD}/badge.svg?lang={language}"
+    page.goto(badge_url)
+    assert page.locator("svg").get_attribute("role") == "img"
+    axe(page)
+    words = page.locator("svg").get_attribute("aria-label")
+    page.goto("about:blank")
+    page.set_content(f'<!doctype html><html lang="{language}"><head><title>School</title></head><body><main>'
+                     f'<h1>School</h1><img src="{badge_url}" alt="{words}"></main></body></html>')
+    axe(page)
