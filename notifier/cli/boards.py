@@ -14,9 +14,9 @@ from pathlib import Path
 import click
 from sqlalchemy.orm import Session, sessionmaker
 
-from notifier.cli.settings import settings
+from notifier.cli.settings import actor, settings, settings_and_sessions
 from notifier.config import Settings
-from notifier.db import make_engine, make_sessionmaker, transaction, utcnow
+from notifier.db import transaction, utcnow
 from notifier.errors import BoardFileError
 from notifier.status import document, published
 from notifier.status.boards import StatusFile
@@ -51,9 +51,6 @@ def published_status(config: Settings, sessions: sessionmaker[Session]) -> Statu
         raise click.ClickException(f"the status document is invalid, fix it first:\n{error}") from None
 
 
-def _sessions() -> tuple[Settings, sessionmaker[Session]]:
-    config = settings()
-    return config, make_sessionmaker(make_engine(config.database_url))
 
 
 @boards_group.command("import")
@@ -65,7 +62,7 @@ def import_command(file: Path, note: str, yes: bool) -> None:
 
     This is how a hand edit of boards.yaml reaches production. An invalid FILE publishes nothing.
     """
-    config, sessions = _sessions()
+    config, sessions = settings_and_sessions()
     now = utcnow()
     try:
         data = file.read_bytes()
@@ -97,7 +94,7 @@ def import_command(file: Path, note: str, yes: bool) -> None:
         sys.exit(1)
     try:
         with transaction(sessions) as session:
-            stored = published.publish(session, text, _actor(), note or f"import of {file.name}", now, base,
+            stored = published.publish(session, text, actor(), note or f"import of {file.name}", now, base,
                                        path=str(file))
             number = stored.id
     except published.Outdated as error:
@@ -112,7 +109,7 @@ def import_command(file: Path, note: str, yes: bool) -> None:
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 def export_command(file: Path | None) -> None:
     """Write the newest published version (comments included) to FILE, or to standard output."""
-    config, sessions = _sessions()
+    config, sessions = settings_and_sessions()
     try:
         with transaction(sessions) as session:
             current = published.current(session, config.boards_file, utcnow())
@@ -133,7 +130,7 @@ def export_command(file: Path | None) -> None:
 @click.option("--limit", default=20, show_default=True, help="How many versions to list, newest first.")
 def log_command(limit: int) -> None:
     """List the published versions, newest first: number, time (UTC), author, note."""
-    _, sessions = _sessions()
+    _, sessions = settings_and_sessions()
     with sessions() as session:
         versions = published.history(session, limit)
         lines = [f"{v.id:>5}  {v.created_at:%Y-%m-%d %H:%M}  {v.author}  {v.note}" for v in versions]
@@ -177,12 +174,3 @@ def _parse_quietly(current: published.StatusDocument | None, now: datetime) -> S
     except BoardFileError:
         return None
 
-
-def _actor() -> str:
-    """Who ran the command (the shell user), kept as the version's author."""
-    import getpass
-
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "cli"

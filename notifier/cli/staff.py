@@ -5,28 +5,12 @@ An account is only an address and its boards: staff sign in with an emailed link
 
 from __future__ import annotations
 
-import getpass
-
 import click
 
 from notifier.cli.boards import published_status
-from notifier.db import make_engine, make_sessionmaker, transaction, utcnow
+from notifier.cli.settings import actor, settings_and_sessions
+from notifier.db import transaction, utcnow
 from notifier.staff import accounts, audit
-
-
-def _sessions():
-    from notifier.cli.settings import settings
-
-    config = settings()
-    return config, make_sessionmaker(make_engine(config.database_url))
-
-
-def _actor() -> str:
-    """Who ran the command, for the audit trail (the shell user; the CLI has no signed-in staff member)."""
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "cli"
 
 
 @click.group("staff")
@@ -40,12 +24,12 @@ def staff_group() -> None:
 @click.option("--admin", is_flag=True, help="May edit every board (and manage accounts on /staff/accounts).")
 def add(email: str, boards: tuple[str, ...], admin: bool) -> None:
     """Give EMAIL access to the console for the given boards (adds boards to an existing account)."""
-    config, sessions = _sessions()
+    config, sessions = settings_and_sessions()
     known = [b.id for b in published_status(config, sessions).boards]
     try:
         with transaction(sessions) as session:
             member = accounts.add(session, email, boards, admin, known)
-            audit.record_account(session, _actor(), "staff_add", member.email, list(boards), "", utcnow())
+            audit.record_account(session, actor(), "staff_add", member.email, list(boards), "", utcnow())
             granted = sorted(accounts.boards_of(session, member))
             address, is_admin = member.email, member.is_admin
     except accounts.StaffError as error:
@@ -57,7 +41,7 @@ def add(email: str, boards: tuple[str, ...], admin: bool) -> None:
 @staff_group.command("list")
 def list_() -> None:
     """Every account and its boards."""
-    _, sessions = _sessions()
+    _, sessions = settings_and_sessions()
     with sessions() as session:
         rows = accounts.everyone(session)
     if not rows:
@@ -70,11 +54,11 @@ def list_() -> None:
 @click.argument("email")
 def remove(email: str) -> None:
     """Take EMAIL's access away at once (their open sessions end at their next click)."""
-    _, sessions = _sessions()
+    _, sessions = settings_and_sessions()
     with transaction(sessions) as session:
         removed = accounts.remove(session, email)
         if removed:
-            audit.record_account(session, _actor(), "staff_remove", email.strip().lower(), [], "", utcnow())
+            audit.record_account(session, actor(), "staff_remove", email.strip().lower(), [], "", utcnow())
     if not removed:
         raise click.ClickException(f"no staff account for {email}")
     click.echo(f"{email}: removed")

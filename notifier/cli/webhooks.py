@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-import getpass
-
 import click
 
 from notifier.cli.boards import published_status
-from notifier.cli.settings import settings
-from notifier.db import make_engine, make_sessionmaker, transaction
+from notifier.cli.settings import actor, settings_and_sessions
+from notifier.db import transaction
 from notifier.staff import webhooks as manage
 from notifier.subscribers import webhooks
 from notifier.subscribers.webhooks import WebhookError
-
-
-def _sessions():
-    config = settings()
-    return config, make_sessionmaker(make_engine(config.database_url))
-
-
-def _actor() -> str:
-    """Who ran the command, for the audit trail."""
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "cli"
 
 
 @click.group("webhooks")
@@ -43,12 +28,12 @@ def webhooks_group() -> None:
 @click.option("--owner", default=None, metavar="EMAIL", help="Who is emailed if the endpoint is turned off.")
 def add(board_id: str, url: str, format_: str, panels: tuple[str, ...], language: str, owner: str | None) -> None:
     """Add an endpoint following a board; prints its id and its secret, which is never shown again."""
-    config, sessions = _sessions()
+    config, sessions = settings_and_sessions()
     known = [b.id for b in published_status(config, sessions).boards]
     try:
         with transaction(sessions) as session:
             endpoint = manage.add(session, config, known, board_id, url, format_.lower(), panels, language.lower(),
-                                  owner, actor=_actor())
+                                  owner, actor=actor())
             public_id, secret, shown = endpoint.public_id, endpoint.secret, endpoint.masked_url()
     except WebhookError as error:
         raise click.UsageError(str(error)) from None
@@ -61,7 +46,7 @@ def add(board_id: str, url: str, format_: str, panels: tuple[str, ...], language
 @click.option("--board", "board_id", default=None, metavar="ID", help="Only this board's endpoints.")
 def list_(board_id: str | None) -> None:
     """Every endpoint, without secrets (URLs masked)."""
-    _, sessions = _sessions()
+    _, sessions = settings_and_sessions()
     with sessions() as session:
         endpoints = webhooks.listed(session, board_id)
     if not endpoints:
@@ -77,9 +62,9 @@ def list_(board_id: str | None) -> None:
 @click.argument("public_id", metavar="ID")
 def remove(public_id: str) -> None:
     """Remove an endpoint at once (what it has waiting is not sent)."""
-    _, sessions = _sessions()
+    _, sessions = settings_and_sessions()
     with transaction(sessions) as session:
-        removed = manage.remove(session, public_id, actor=_actor())
+        removed = manage.remove(session, public_id, actor=actor())
     if removed is None:
         raise click.UsageError(f"no webhook {public_id}")
     click.echo(f"{public_id}: removed")

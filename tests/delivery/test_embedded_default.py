@@ -16,17 +16,9 @@ from sqlalchemy import select
 from notifier.status import cycle
 from notifier.status.history import ChangeEvent, Cycle
 from tests.conftest import make_subscriber
+from tests.support.waiting import quiet, wait_for
 
 IN_FLIGHT = 2 * 4 + 4  # one process: queued jobs (2 per sender thread) plus those being sent
-
-
-def _wait_for(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def _followers(sessions, settings, count: int) -> set[str]:
@@ -58,7 +50,7 @@ def test_the_first_text_of_a_large_board_leaves_within_seconds_and_the_cap_holds
     phones = _followers(sessions, settings, 2000)
     _clock(processes, fast_env, 50)
     boards.update("tdsb", status="closed")
-    assert _wait_for(lambda: len(twilio_server.messages) >= 150, 60)
+    assert wait_for(lambda: len(twilio_server.messages) >= 150, 60)
     with sessions() as session:
         closure = next(e for e in session.scalars(select(ChangeEvent).order_by(ChangeEvent.id)) if e.after == "closed")
         started = session.get(Cycle, closure.cycle_id).started_at.timestamp()
@@ -77,7 +69,7 @@ def test_a_correction_overtakes_the_fan_out_of_the_clock_alone(
     _followers(sessions, settings, 300)
     _clock(processes, fast_env, 10)
     boards.update("tdsb", status="closed")
-    assert _wait_for(lambda: len(twilio_server.messages) >= 20, 60)
+    assert wait_for(lambda: len(twilio_server.messages) >= 20, 60)
     boards.update("tdsb", status="open")
 
     def correction() -> ChangeEvent | None:
@@ -85,19 +77,9 @@ def test_a_correction_overtakes_the_fan_out_of_the_clock_alone(
             newest = session.scalar(select(ChangeEvent).order_by(ChangeEvent.id.desc()).limit(1))
         return newest if newest.after == "open" else None
 
-    assert _wait_for(lambda: correction() is not None, 30)
+    assert wait_for(lambda: correction() is not None, 30)
     recorded_at = correction().recorded_at.timestamp()
-    settled = [-1]
-
-    def quiet() -> bool:
-        count = len(twilio_server.messages)
-        if count != settled[0]:
-            settled[0] = count
-            return False
-        time.sleep(3)
-        return len(twilio_server.messages) == count
-
-    assert _wait_for(quiet, 120)
+    assert wait_for(quiet(lambda: len(twilio_server.messages)), 120)
     by_phone: dict[str, list[dict]] = defaultdict(list)
     for message in sorted(twilio_server.messages, key=lambda m: m["_created"]):
         by_phone[message["to"]].append(message)
@@ -116,7 +98,7 @@ def test_a_confirmation_asked_for_during_the_clocks_fan_out_arrives_within_secon
     _followers(sessions, settings, 300)
     _clock(processes, fast_env, 20)
     boards.update("tdsb", status="closed")
-    assert _wait_for(lambda: len(twilio_server.messages) >= 20, 60)
+    assert wait_for(lambda: len(twilio_server.messages) >= 20, 60)
     app = create_app({**fast_env, "NOTIFIER_SMS_PER_SECOND": "20", "TESTING": True})
     try:
         asked = time.monotonic()
@@ -138,5 +120,5 @@ def test_push_back_slows_the_clock_and_every_text_still_goes_once(
     clock = _clock(processes, fast_env, 20, NOTIFIER_RETRY_BASE_SECONDS="0.5")
     boards.update("tdsb", status="closed")
     clock.wait_for_log(r"pushed back", timeout=60)
-    assert _wait_for(lambda: len({m["to"] for m in twilio_server.messages}) >= len(phones), 90)
+    assert wait_for(lambda: len({m["to"] for m in twilio_server.messages}) >= len(phones), 90)
     assert Counter(m["to"] for m in twilio_server.messages) == Counter(phones)

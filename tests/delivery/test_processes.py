@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 
 import pytest
@@ -18,6 +17,7 @@ from notifier.config import ROOT
 from notifier.delivery.senders import SenderRow
 from notifier.status import cycle
 from tests.conftest import make_subscriber
+from tests.support.waiting import wait_for
 
 CAP = 20
 
@@ -48,12 +48,6 @@ def _stop(workers: list[subprocess.Popen]) -> str:
     return errors
 
 
-def _wait_for(condition, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.1)
-
-
 @pytest.mark.faults
 def test_three_workers_hold_one_cap_together_and_nearly_reach_it(
     sessions, fast_env, boards, twilio_server, redis_url
@@ -65,7 +59,7 @@ def test_three_workers_hold_one_cap_together_and_nearly_reach_it(
     phones = _planned(sessions, Settings.from_env(env), boards, 300)
     workers = [_worker(env) for _ in range(3)]
     try:
-        _wait_for(lambda: len(twilio_server.messages) >= len(phones), 60)
+        wait_for(lambda: len(twilio_server.messages) >= len(phones), 60)
     finally:
         errors = _stop(workers)
     assert Counter(m["to"] for m in twilio_server.messages) == Counter(phones), errors[-2000:]
@@ -93,7 +87,7 @@ def test_push_back_slows_every_worker_and_each_text_still_goes_once(
         twilio_server.script(phone, (429, 20429))
     workers = [_worker(env) for _ in range(2)]
     try:
-        _wait_for(lambda: len(twilio_server.messages) >= len(phones), 60)
+        wait_for(lambda: len(twilio_server.messages) >= len(phones), 60)
         factor = redis.Redis.from_url(redis_url).hget("notifier:pace:sms:rate", "factor")
     finally:
         errors = _stop(workers)
@@ -109,7 +103,7 @@ def test_a_second_sender_without_redis_is_refused_with_a_clear_message(sessions,
             with sessions() as session:
                 return session.scalar(select(SenderRow).where(SenderRow.stopped_at.is_(None))) is not None
 
-        _wait_for(registered, 30)
+        wait_for(registered, 30)
         second = _worker(fast_env, "--once")
         _, errors = second.communicate(timeout=60)
         assert second.returncode == 1

@@ -4,7 +4,6 @@ the closure gets the correction once, and nobody else gets anything."""
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 
 import pytest
@@ -13,19 +12,11 @@ from sqlalchemy import select
 from notifier.status import cycle
 from notifier.status.history import ChangeEvent
 from tests.conftest import make_subscriber
+from tests.support.waiting import quiet, wait_for
 
 FOLLOWERS = 600
 RATE = 10
 IN_FLIGHT = 2 * (2 * 4) + 4  # per process, queued jobs (2 per sender thread) plus those being sent; two processes
-
-
-def _wait_for(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 @pytest.mark.faults
@@ -41,7 +32,7 @@ def test_a_correction_during_a_fan_out_stops_the_stale_texts_at_once(
     processes.start("clock", env).wait_for_log(r"clock started")
     processes.start("worker", env)
     boards.update("tdsb", status="closed")
-    assert _wait_for(lambda: len(twilio_server.messages) >= 30, 120)
+    assert wait_for(lambda: len(twilio_server.messages) >= 30, 120)
     boards.update("tdsb", status="open")
 
     def correction():
@@ -49,20 +40,9 @@ def test_a_correction_during_a_fan_out_stops_the_stale_texts_at_once(
             newest = session.scalar(select(ChangeEvent).order_by(ChangeEvent.id.desc()).limit(1))
         return newest if newest.after == "open" else None
 
-    assert _wait_for(lambda: correction() is not None, 30)
+    assert wait_for(lambda: correction() is not None, 30)
     recorded_at = correction().recorded_at.timestamp()
-    settled = 0
-
-    def quiet() -> bool:  # nothing new for three seconds
-        nonlocal settled
-        count = len(twilio_server.messages)
-        if count != settled:
-            settled = count
-            return False
-        time.sleep(3)
-        return len(twilio_server.messages) == settled
-
-    assert _wait_for(quiet, 120)
+    assert wait_for(quiet(lambda: len(twilio_server.messages)), 120)  # nothing new for three seconds
     by_phone: dict[str, list[dict]] = defaultdict(list)
     for message in sorted(twilio_server.messages, key=lambda m: m["_created"]):
         by_phone[message["to"]].append(message)
