@@ -119,3 +119,9 @@ def recipients(session: Session, publishes: list[Publish]) -> dict[int, dict[str
             if number:
                 counts[publish.id][channel] = int(number)
     return counts
+
+
+def events(session: Session, publish: Publish) -> list[ChangeEvent]:
+    """The change events of `publish`, in the order they were recorded."""
+    return list(session.scalars(select(ChangeEvent).where(ChangeEvent.id.in_(publish.event_ids))
+                                .order_by(ChangeEvent.id)))
