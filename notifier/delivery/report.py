@@ -2,8 +2,8 @@
 
 For the staff console's report of any publish of a board (`publishes` says what a publish is and which rows count).
 Everything is counted set-wise in two passes over the outbox, whatever the number of rows: one GROUP BY for the
-totals and the span, one for the counts per time bucket, from which the cumulative series are summed here (at most
-`MAX_POINTS` buckets per channel, so a few hundred groups at most).
+totals and the span, one (with the receipts) for the counts per time bucket, from which the cumulative series are
+summed here (at most `MAX_POINTS` buckets per channel, so a few hundred groups at most).
 
 - *Sent*: the provider accepted the message (Twilio took the text; the SMTP server took the email).
 - *Delivered*: Twilio's status callback said `delivered` (`delivery_receipts`). Email has no such word: the SMTP
@@ -101,47 +101,49 @@ def _bucket(session: Session, column, start: datetime, step: timedelta) -> Colum
 
 
 def build(session: Session, publish: Publish, now: datetime) -> Report:
-    """The report of `publish`: two GROUP BY passes over the rows that went out for it."""
-    receipt = DeliveryReceipt.status
-    # Only texts have receipts: emails skip the lookup (half the rows of a fan-out to both channels).
-    joined = OutboxRow.__table__.outerjoin(DeliveryReceipt.__table__, (OutboxRow.channel == "sms") & (
-        DeliveryReceipt.provider_id == OutboxRow.provider_id))
+    """The report of `publish`: a GROUP BY over its rows for the totals and the span, then one over the rows and their
+    receipts for the counts per time bucket."""
     covering = publishes.covering(publish.event_ids)
     totals = session.execute(
-        select(OutboxRow.channel, OutboxRow.status, receipt, func.count(), func.max(OutboxRow.sent_at),
-               func.max(OutboxRow.claimed_at), func.max(DeliveryReceipt.updated_at))
-        .select_from(joined).where(covering).group_by(OutboxRow.channel, OutboxRow.status, receipt)).all()
+        select(OutboxRow.channel, OutboxRow.status, func.count(), func.max(OutboxRow.sent_at),
+               func.max(OutboxRow.claimed_at))
+        .where(covering).group_by(OutboxRow.channel, OutboxRow.status)).all()
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     last = publish.published_at
-    for channel, status, said, number, sent_at, claimed_at, receipt_at in totals:
-        tally = counts[channel]
-        tally["recipients"] += number
-        tally[status] += number
-        if status == SENT and said == "delivered":
-            tally["delivered"] += number
-        if status == SENT and said in RECEIPT_FAILED:
-            tally["receipt_failed"] += number
-        last = max([last, *(t for t in (sent_at, claimed_at, receipt_at) if t is not None)])
+    for channel, status, number, sent_at, claimed_at in totals:
+        counts[channel]["recipients"] += number
+        counts[channel][status] += number
+        last = max([last, *(t for t in (sent_at, claimed_at) if t is not None)])
     waiting = any(t[RowStatus.PENDING.value] + t[RowStatus.SENDING.value] for t in counts.values())
     end = max(last, now) if waiting else last
     step = step_for(end - publish.published_at)
     buckets = max(1, math.ceil((end - publish.published_at) / step))
-    series = _series(session, publish, step, buckets, covering, joined)
+    series, beyond = _series(session, publish, step, buckets, covering)
+    if beyond > buckets:  # receipts came after the last send: the span grows, in coarser steps if it must
+        factor = math.ceil(beyond / MAX_POINTS)
+        step, buckets = step * factor, math.ceil(beyond / factor)
+        series = {channel: _coarser(found, factor) for channel, found in series.items()}
     channels = []
     for channel in [c for c in CHANNELS if c in counts] + sorted(set(counts) - set(CHANNELS)):
-        tally = counts[channel]
+        tally, found = counts[channel], series.get(channel, {})
         receipts = channel == "sms"
+        delivered = sum(n for (what, _), n in found.items() if what == "delivered")
+        failed = sum(n for (what, _), n in found.items() if what == "failed")
         channels.append(ChannelReport(
-            channel, tally["recipients"], tally[SENT], tally["delivered"] if receipts else None,
-            tally[FAILED] + tally["receipt_failed"], tally[RowStatus.PENDING.value] + tally[RowStatus.SENDING.value],
-            _points(series[channel], publish.published_at, step, buckets, receipts)))
+            channel, tally["recipients"], tally[SENT], delivered if receipts else None, failed,
+            tally[RowStatus.PENDING.value] + tally[RowStatus.SENDING.value],
+            _points(found, publish.published_at, step, buckets, receipts)))
     return Report(publish, tuple(channels), publish.published_at, publish.published_at + buckets * step, step)
 
 
-def _series(session: Session, publish: Publish, step: timedelta, buckets: int, covering, joined
-            ) -> dict[str, dict[tuple[str, int], int]]:
-    """Per channel, {(what, bucket): count} for what in sent, delivered, failed (not cumulative yet)."""
+def _series(session: Session, publish: Publish, step: timedelta, buckets: int, covering
+            ) -> tuple[dict[str, dict[tuple[str, int], int]], int]:
+    """Per channel, {(what, bucket): count} for what in sent, delivered, failed (not cumulative yet), and how many
+    buckets the receipts need (more than `buckets` when one came after the last send)."""
     start = publish.published_at
+    # Only texts have receipts: emails skip the lookup (half the rows of a fan-out to both channels).
+    joined = OutboxRow.__table__.outerjoin(DeliveryReceipt.__table__, (OutboxRow.channel == "sms") & (
+        DeliveryReceipt.provider_id == OutboxRow.provider_id))
     moment = case((OutboxRow.status == SENT, OutboxRow.sent_at),
                   else_=func.coalesce(OutboxRow.claimed_at, OutboxRow.created_at))
     row_bucket = _bucket(session, moment, start, step)
@@ -151,9 +153,10 @@ def _series(session: Session, publish: Publish, step: timedelta, buckets: int, c
              .select_from(joined).where(covering, OutboxRow.status.in_((SENT, FAILED)))
              .group_by(OutboxRow.channel, OutboxRow.status, DeliveryReceipt.status, row_bucket, receipt_bucket))
     found: dict[str, dict[tuple[str, int], int]] = defaultdict(lambda: defaultdict(int))
+    needed = buckets
     for channel, status, said, at, said_at, number in session.execute(query):
         index = min(max(int(at or 0), 0), buckets - 1)
-        said_index = min(max(int(said_at or 0), 0), buckets - 1)
+        said_index = max(int(said_at or 0), 0)
         if status == FAILED:
             found[channel][("failed", index)] += number
             continue
@@ -162,7 +165,17 @@ def _series(session: Session, publish: Publish, step: timedelta, buckets: int, c
             found[channel][("delivered", said_index)] += number
         elif said in RECEIPT_FAILED:
             found[channel][("failed", said_index)] += number
-    return found
+        if said in ("delivered", *RECEIPT_FAILED):
+            needed = max(needed, said_index + 1)
+    return found, needed
+
+
+def _coarser(found: dict[tuple[str, int], int], factor: int) -> dict[tuple[str, int], int]:
+    """The same counts in buckets `factor` times as long."""
+    merged: dict[tuple[str, int], int] = defaultdict(int)
+    for (what, index), number in found.items():
+        merged[(what, index // factor)] += number
+    return merged
 
 
 def _points(counts: dict[tuple[str, int], int], start: datetime, step: timedelta, buckets: int,

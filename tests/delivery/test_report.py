@@ -135,3 +135,20 @@ def test_a_publish_is_named_by_its_first_event_only(run, boards, subscribe, sess
         assert publishes.find(session, "tdsb", newest.event_ids[-1]) is None
         assert publishes.find(session, "peel", newest.id) is None
         assert publishes.find(session, "tdsb", 0) is None and publishes.find(session, "tdsb", 2**40) is None
+
+
+def test_a_receipt_long_after_the_last_send_stretches_the_span_in_coarser_steps(
+        run, boards, subscribe, twilio_server, callback, sessions):
+    from notifier.delivery.outbox import DeliveryReceipt
+
+    close_tdsb(run, boards, subscribe, families=1)
+    sid = twilio_server.messages[0]["sid"]
+    callback(sid, "delivered")
+    with sessions() as session, session.begin():
+        receipt = session.get(DeliveryReceipt, sid)
+        late = receipt.updated_at + timedelta(days=3)
+        receipt.updated_at = late
+    found = report_of(sessions)
+    sms = found.channels[1]
+    assert found.end >= late and len(sms.points) <= report.MAX_POINTS + 1
+    assert sms.points[-1].delivered == 1 and sms.points[-2].delivered == 0
