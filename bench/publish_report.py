@@ -21,26 +21,31 @@ sys.path.insert(0, str(ROOT))
 
 START = datetime(2026, 11, 23, 17, 0, tzinfo=UTC)
 BATCH = 10_000
+BOTH = ("elementary", "secondary")
 
 
-def _fill(sessions, rows: int, older: int) -> None:
-    """An older publish (`older` rows), then the one measured (`rows` rows, sent over about 40 minutes)."""
+def _fill(sessions, rows: int, older: int, publishes: int) -> None:
+    """`publishes - 1` older publishes (`older` rows between them), then the one measured (`rows` rows, sent over
+    about 40 minutes)."""
     from sqlalchemy import insert
 
     from notifier.delivery.outbox import DeliveryReceipt, OutboxRow
     from notifier.status.history import ChangeEvent, Cycle
 
+    earlier = publishes - 1
     with sessions() as session, session.begin():
-        session.add_all([Cycle(id=1, started_at=START, outcome="ok"), Cycle(id=2, started_at=START, outcome="ok")])
+        session.add_all([Cycle(id=n, started_at=START, outcome="ok") for n in range(1, publishes + 1)])
         session.flush()
-        session.add_all([ChangeEvent(id=1, cycle_id=1, board_id="tdsb", kind="panel_status", panel="elementary",
-                                     recorded_at=START - timedelta(days=1)),
-                         ChangeEvent(id=2, cycle_id=2, board_id="tdsb", kind="panel_status", panel="elementary",
-                                     recorded_at=START),
-                         ChangeEvent(id=3, cycle_id=2, board_id="tdsb", kind="panel_status", panel="secondary",
-                                     recorded_at=START)])
+        for n in range(1, earlier + 1):  # events 10, 11 (cycle 1), 12, 13 (cycle 2), …
+            at = START - timedelta(days=1, hours=earlier - n)
+            session.add_all([ChangeEvent(id=8 + 2 * n + k, cycle_id=n, board_id="tdsb", kind="panel_status",
+                                         panel=panel, recorded_at=at) for k, panel in enumerate(BOTH)])
+        session.add_all([ChangeEvent(id=2 + k, cycle_id=publishes, board_id="tdsb", kind="panel_status", panel=panel,
+                                     recorded_at=START) for k, panel in enumerate(BOTH)])
+    batches = [(f"{8 + 2 * n},{9 + 2 * n}", older // earlier, START - timedelta(days=1, hours=earlier - n))
+               for n in range(1, earlier + 1)]
     number = 0
-    for events, count, base in (("1", older, START - timedelta(days=1)), ("2,3", rows, START)):
+    for events, count, base in [*batches, ("2,3", rows, START)]:
         for offset in range(0, count, BATCH):
             outbox, receipts = [], []
             for i in range(offset, min(offset + BATCH, count)):
@@ -65,7 +70,8 @@ def _fill(sessions, rows: int, older: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=250_000)
-    parser.add_argument("--older", type=int, default=50_000, help="rows of an older publish of the same board")
+    parser.add_argument("--older", type=int, default=50_000, help="rows of the board's older publishes")
+    parser.add_argument("--publishes", type=int, default=30, help="publishes of the board, the measured one included")
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
@@ -84,10 +90,10 @@ def main() -> None:
     migrate.upgrade(url)
     sessions = make_sessionmaker(engine)
     began = time.perf_counter()
-    _fill(sessions, args.rows, args.older)
+    _fill(sessions, args.rows, args.older, args.publishes)
     with engine.begin() as connection:  # what autovacuum does soon after a bulk load: the planner needs statistics
         connection.execute(text("ANALYZE"))
-    print(f"{engine.dialect.name}: {args.rows:,} rows of the publish, {args.older:,} older, "
+    print(f"{engine.dialect.name}: {args.rows:,} rows of the publish, {args.older:,} of {args.publishes - 1} older, "
           f"filled in {time.perf_counter() - began:.1f} s")
     with sessions() as session:
         publish = publishes.find(session, "tdsb", 2)
@@ -104,7 +110,7 @@ def main() -> None:
             print(f"  {channel.channel}: {channel.recipients:,} recipients, {channel.sent:,} sent, "
                   f"{channel.delivered} delivered, {channel.failed:,} failed, {len(channel.points)} points "
                   f"every {built.step.total_seconds():.0f} s")
-        print(f"  list: {counts}")
+        print(f"  list: {len(counts)} publishes, {sum(sum(c.values()) for c in counts.values()):,} recipients")
 
 
 if __name__ == "__main__":

@@ -11,16 +11,18 @@ events (or the news netted out); counting them would count a family twice.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, case, false, func, literal, or_, select
+from sqlalchemy import ColumnElement, false, func, literal, or_, select
 from sqlalchemy.orm import Session
 
+from notifier.delivery import outbox
 from notifier.delivery.outbox import OutboxRow, RowStatus
 from notifier.status.history import ChangeEvent, Cycle
 
 # The rows that count for a publish: sent, on their way, or given up. Never cancelled or superseded ones.
 COUNTED = (RowStatus.PENDING.value, RowStatus.SENDING.value, RowStatus.SENT.value, RowStatus.FAILED.value)
+CLOCK_SKEW = timedelta(hours=1)  # how far the clocks of the processes that record and that plan may disagree
 LARGEST_ID = 2**31 - 1  # ids are 32-bit integers on PostgreSQL: anything larger names nothing
 
 
@@ -107,17 +109,25 @@ def of_board(session: Session, board_id: str, limit: int = 50) -> list[tuple[Pub
 
 
 def recipients(session: Session, publishes: list[Publish]) -> dict[int, dict[str, int]]:
-    """Per publish id, the rows that went out for it per channel, in one pass over the outbox."""
+    """Per publish id, the rows that went out for it per channel, in one pass over the outbox.
+
+    Rows are grouped by their `event_ids` text (one group per distinct digest, a handful per publish), and each group
+    is given to the publishes it covers here: testing each row against every listed publish's events in SQL costs a
+    LIKE per event per row (12 s for 30 publishes over 300,000 rows on SQLite). A row is never planned before its
+    events are recorded, so rows created before the oldest listed publish (less an hour for clock skew between
+    processes) are not read.
+    """
     if not publishes:
         return {}
-    columns = [func.sum(case((covering(p.event_ids), 1), else_=0)) for p in publishes]
-    wanted = or_(*(covering(p.event_ids) for p in publishes))
-    counts: dict[int, dict[str, int]] = {p.id: {} for p in publishes}
-    for channel, *numbers in session.execute(select(OutboxRow.channel, *columns).where(wanted)
-                                             .group_by(OutboxRow.channel)):
-        for publish, number in zip(publishes, numbers, strict=True):
-            if number:
-                counts[publish.id][channel] = int(number)
+    owner = {event: publish.id for publish in publishes for event in publish.event_ids}
+    since = min(publish.published_at for publish in publishes) - CLOCK_SKEW
+    query = (select(OutboxRow.channel, OutboxRow.event_ids, func.count())
+             .where(OutboxRow.status.in_(COUNTED), OutboxRow.created_at >= since)
+             .group_by(OutboxRow.channel, OutboxRow.event_ids))
+    counts: dict[int, dict[str, int]] = {publish.id: {} for publish in publishes}
+    for channel, covered, number in session.execute(query):
+        for publish_id in {owner[e] for e in outbox.event_ids(covered) if e in owner}:
+            counts[publish_id][channel] = counts[publish_id].get(channel, 0) + number
     return counts
 
 

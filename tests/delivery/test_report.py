@@ -108,6 +108,9 @@ def test_rows_merged_into_a_newer_digest_are_not_counted_twice(run, boards, subs
     for publish in (first, second):
         found = report_of(sessions, publish.id, now=LATER + timedelta(minutes=2))
         assert [totals(c) for c in found.channels] == [(2, 2, None, 0, 0), (2, 2, 0, 0, 0)]
+    with sessions() as session:
+        listed = publishes.recipients(session, [first, second])
+    assert listed == {first.id: {"email": 2, "sms": 2}, second.id: {"email": 2, "sms": 2}}
 
 
 def test_what_is_still_waiting_is_counted_and_the_span_reaches_now(run, boards, subscribe, sessions):
