@@ -1,7 +1,9 @@
-"""The staff console (/staff): sign in by emailed link, edit one board, preview what parents get, publish.
+"""The staff console (/staff): sign in by emailed link, edit one board, preview what parents get, publish, and see
+what went out for each publish.
 
-Views only parse, check who is asking, call the staff wing (`signin`, `form`, `publishing`) and `notices.preview` and
-render. Every refusal (not signed in, session expired, another board, bad link, missing CSRF token) is logged.
+Views only parse, check who is asking, call the staff wing (`signin`, `form`, `publishing`), `notices.preview` and
+`delivery` (`progress`, `publishes`, `report`; `chart` lays a report out as SVG) and render. Every refusal (not
+signed in, session expired, another board, bad link, missing CSRF token) is logged.
 """
 
 from __future__ import annotations
