@@ -41,6 +41,14 @@ def moment(value: datetime | str | None, language: str, style: str = "long") -> 
     return pattern.replace("{1}", day).replace("{0}", clock)
 
 
+def time_of_day(value: datetime, language: str, seconds: bool = False) -> str:
+    """'12:05 p.m.' / '12 h 05', with `seconds` '12:05:10 p.m.' / '12 h 05 min 10 s', in Toronto time."""
+    text = format_time(value.astimezone(TORONTO), "medium" if seconds else "short", tzinfo=TORONTO,
+                       locale=_locale(language))
+    # "12 h 05 min 10 s" never breaks across lines (OQLF: no-break spaces around the units)
+    return text.replace(" ", "\u00a0") if language == "fr" else text
+
+
 def number(value: float, language: str) -> str:
     """'250,000' / '250 000', '0.5' / '0,5': a count or a rate as the language writes it (Babel, CLDR)."""
     return format_decimal(value, format="#,##0.##", locale=_locale(language))
@@ -65,8 +73,8 @@ def _locale(language: str) -> str:
 
 
 def install_filters(env: Any, language: Language) -> None:
-    """Register the `moment`, `html_datetime`, `pick`, `in_language` and `number` filters on a Jinja environment;
-    `language` may be a callable."""
+    """Register the `moment`, `html_datetime`, `pick`, `in_language`, `number` and `time_of_day` filters on a Jinja
+    environment; `language` may be a callable."""
 
     def current() -> str:
         return language() if callable(language) else language
@@ -76,6 +84,7 @@ def install_filters(env: Any, language: Language) -> None:
     env.filters["pick"] = lambda bilingual: bilingual.pick(current()) if bilingual is not None else ("", current())
     env.filters["in_language"] = lambda url: in_language(url, current())
     env.filters["number"] = lambda value: number(value, current())
+    env.filters["time_of_day"] = lambda value, seconds=False: time_of_day(value, current(), seconds)
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

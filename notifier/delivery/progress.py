@@ -5,8 +5,8 @@ terminal. Both read it from the outbox itself, counted set-wise (one GROUP BY ch
 cover the publish's change events), so the numbers are the ones the senders work from, whichever process sends.
 
 A board's latest publish is the newest group of its change events that parents are told about (one cycle records
-them together). Rows merged into a newer digest are cancelled and their events carried by the newer row, so
-cancelled rows are left out of the totals. The rate is what was actually sent over the last minute; before the
+them together); `publishes` says which rows went out for it (merged and superseded rows are left out, since a
+newer row carries their events). The rate is what was actually sent over the last minute; before the
 first message goes (or while a channel is paused) the configured rate is used, and said so.
 """
 
@@ -16,12 +16,12 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, case, false, func, literal, or_, select
+from sqlalchemy import and_, case, func, select
 from sqlalchemy.orm import Session
 
 from notifier.config import Settings
+from notifier.delivery import publishes
 from notifier.delivery.outbox import OutboxRow, RowStatus
-from notifier.status.history import ChangeEvent
 from notifier.subscribers.models import Contact, ContactStatus
 
 CHANNELS = ("email", "sms")
@@ -95,31 +95,17 @@ class PublishProgress:
 
 def latest_events(session: Session, board_id: str | None = None) -> tuple[str, datetime, tuple[int, ...]] | None:
     """(board id, when, event ids) of the newest publish parents were told about (of one board, or of any)."""
-    query = select(ChangeEvent.id, ChangeEvent.board_id, ChangeEvent.cycle_id, ChangeEvent.recorded_at).where(
-        ChangeEvent.notify.is_(True)).order_by(ChangeEvent.id.desc()).limit(1)
-    if board_id is not None:
-        query = query.where(ChangeEvent.board_id == board_id)
-    newest = session.execute(query).first()
-    if newest is None:
-        return None
-    event_id, board, cycle_id, recorded_at = newest
-    if cycle_id is None:
-        return board, recorded_at, (event_id,)
-    ids = session.scalars(select(ChangeEvent.id).where(ChangeEvent.board_id == board, ChangeEvent.cycle_id == cycle_id,
-                                                       ChangeEvent.notify.is_(True)).order_by(ChangeEvent.id))
-    return board, recorded_at, tuple(ids)
+    found = publishes.latest(session, board_id)
+    return None if found is None else (found.board_id, found.published_at, found.event_ids)
 
 
 def for_events(session: Session, settings: Settings, event_ids: tuple[int, ...],
                now: datetime) -> list[ChannelProgress]:
     """Per channel, the outbox rows covering any of `event_ids`, counted set-wise."""
-    padded = literal(",") + OutboxRow.event_ids + literal(",")
-    covers = or_(*(padded.like(f"%,{int(e)},%") for e in event_ids)) if event_ids else false()
     recent = func.sum(case((and_(OutboxRow.status == RowStatus.SENT.value, OutboxRow.sent_at >= now - WINDOW), 1),
                            else_=0))
     query = (select(OutboxRow.channel, OutboxRow.status, func.count(), recent)
-             .where(covers, OutboxRow.status != RowStatus.CANCELLED.value,
-                    OutboxRow.channel.in_(CHANNELS))  # parents' messages: organisations' webhooks are not counted
+             .where(publishes.covering(event_ids))
              .group_by(OutboxRow.channel, OutboxRow.status))
     counts: dict[str, dict[str, int]] = {c: {} for c in CHANNELS}
     sent_recently: dict[str, int] = dict.fromkeys(CHANNELS, 0)

@@ -64,3 +64,13 @@ def for_board(session: Session, board_id: str, limit: int = 50) -> list[AuditEnt
     query = (select(AuditEntry).where(AuditEntry.board_id == board_id, AuditEntry.action.not_like("webhook_%"))
              .order_by(AuditEntry.id.desc()).limit(limit))
     return list(session.scalars(query))
+
+
+def authors(session: Session, board_id: str, versions: list[str]) -> dict[str, str]:
+    """Who published each of these document versions of the board from the console ({version: email}); versions
+    stored otherwise (an import, the clock's own time-driven changes) are missing."""
+    if not versions:
+        return {}
+    query = select(AuditEntry.file_version, AuditEntry.staff_email).where(
+        AuditEntry.board_id == board_id, AuditEntry.action == "edit", AuditEntry.file_version.in_(versions))
+    return {version: email for version, email in session.execute(query)}

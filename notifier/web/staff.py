@@ -1,7 +1,9 @@
-"""The staff console (/staff): sign in by emailed link, edit one board, preview what parents get, publish.
+"""The staff console (/staff): sign in by emailed link, edit one board, preview what parents get, publish, and see
+what went out for each publish.
 
-Views only parse, check who is asking, call the staff wing (`signin`, `form`, `publishing`) and `notices.preview` and
-render. Every refusal (not signed in, session expired, another board, bad link, missing CSRF token) is logged.
+Views only parse, check who is asking, call the staff wing (`signin`, `form`, `publishing`), `notices.preview` and
+`delivery` (`progress`, `publishes`, `report`; `chart` lays a report out as SVG) and render. Every refusal (not
+signed in, session expired, another board, bad link, missing CSRF token) is logged.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from flask_wtf.csrf import CSRFError
 from werkzeug.wrappers import Response
 
 from notifier.db import transaction, utcnow
-from notifier.delivery import channels, progress
+from notifier.delivery import channels, progress, publishes, report
 from notifier.delivery.channels import EMAIL, Message
 from notifier.errors import BoardFileError, DeliveryError
 from notifier.masking import mask_email
@@ -31,12 +33,14 @@ from notifier.status.boards import Board, Category, now_toronto
 from notifier.status.changes import diff
 from notifier.subscribers import webhooks as subscriber_webhooks
 from notifier.subscribers.webhooks import WebhookError
+from notifier.web import chart
 from notifier.web.services import select_language, services
 
 log = logging.getLogger(__name__)
 
 bp = Blueprint("staff", __name__, url_prefix="/staff")
 REFRESH_SECONDS = 5  # the progress page reloads itself this often while messages remain
+PUBLISHES_SHOWN = 30  # the list of a board's publishes shows this many, newest first
 
 
 def _ip() -> str:
@@ -288,6 +292,43 @@ def sending_progress(board_id: str) -> str:
     auto = request.args.get("auto") == "1"
     return render_template("staff/progress.html", board=board, progress=found, refresh=REFRESH_SECONDS, now=utcnow(),
                            auto=auto)
+
+
+@bp.get("/boards/<board_id>/publishes")
+@signed_in
+def publish_list(board_id: str) -> str:
+    """The board's publishes parents were told about, newest first: when, who, what changed, how many recipients."""
+    board = _board_for(board_id)
+    with services().sessions() as db:
+        found = publishes.of_board(db, board_id, PUBLISHES_SHOWN)
+        counts = publishes.recipients(db, [publish for publish, _ in found])
+        authors = audit.authors(db, board_id, [publish.version for publish, _ in found if publish.version])
+    return render_template("staff/publishes.html", board=board, publishes=found, counts=counts, authors=authors)
+
+
+@bp.get("/boards/<board_id>/publishes/<int:publish_id>")
+@signed_in
+def publish_report(board_id: str, publish_id: int) -> str:
+    """What went out for one publish: a chart per channel and the same numbers as tables. The id is the publish's
+    first change event (`publishes.find` refuses any other number, and the route anything but digits: 404)."""
+    board = _board_for(board_id)
+    with services().sessions() as db:
+        publish = publishes.find(db, board_id, publish_id)
+        if publish is None:
+            abort(404)
+        built = report.build(db, publish, utcnow())
+        events = publishes.events(db, publish)
+        author = audit.authors(db, board_id, [publish.version] if publish.version else []).get(publish.version or "")
+    figures = [chart.figure(channel, built.start, built.end) for channel in built.channels]
+    return render_template("staff/publish_report.html", board=board, report=built, events=events, author=author,
+                           figures=figures, style=_time_style(built))
+
+
+def _time_style(built: report.Report) -> str:
+    """How the report's times read: with seconds (buckets under a minute), or with the date (a day or more)."""
+    if built.step < timedelta(minutes=1):
+        return "seconds"
+    return "date" if built.end - built.start >= timedelta(hours=20) else "minutes"
 
 
 @bp.get("/boards/<board_id>/history")
