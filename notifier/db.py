@@ -106,8 +106,9 @@ def hold_lock(session: Session, name: str) -> None:
 
 
 def insert_many(session: Session, table, rows: list[dict], batch: int = 5000) -> None:
-    """Insert many rows with the driver's own executemany: for bulk imports, where SQLAlchemy's work per row
-    would cost more than the database's. Each column's bind processing runs once per distinct value."""
+    """Insert many rows with the driver's fastest path: `COPY … FROM STDIN` on PostgreSQL, executemany on SQLite.
+    For bulk imports, where SQLAlchemy's work per row would cost more than the database's. Each column's bind
+    processing runs once per distinct value. The rows go in the session's transaction, like any statement."""
     if not rows:
         return
     connection = session.connection()
@@ -129,6 +130,13 @@ def insert_many(session: Session, table, rows: list[dict], batch: int = 5000) ->
             memo[raw] = processor(raw)
         return memo[raw]
 
+    if dialect.name == "postgresql":
+        columns = ", ".join(quote(n) for n in names)
+        with connection.connection.driver_connection.cursor() as cursor, \
+                cursor.copy(f"COPY {quote(table.name)} ({columns}) FROM STDIN") as copy:  # quoted names
+            for row in rows:
+                copy.write_row(tuple(value(i, row[name]) for i, name in enumerate(names)))
+        return
     for start in range(0, len(rows), batch):
         connection.exec_driver_sql(sql, [tuple(value(i, row[name]) for i, name in enumerate(names))
                                          for row in rows[start:start + batch]])
