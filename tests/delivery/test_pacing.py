@@ -1,8 +1,9 @@
 """One rate per sender, shared by every process: evenly spaced slots, the cap never exceeded in any second,
 push-back halving the shared rate and the rate recovering gradually.
 
-The slots are judged, not the moments threads wake up: on a loaded machine a thread may wake late, which delays
-its own send and no other (the busiest second of real sends is measured by bench/fanout.py on a quiet machine).
+The slots are judged, not the moments threads wake up (the busiest second of real sends is measured by
+bench/fanout.py on a quiet machine). On a loaded machine a thread that wakes too late gives its slot up rather than
+crowd the next second, so the number of slots used may fall short of the cap on a busy test machine: at least 85 % is asked here.
 """
 
 from __future__ import annotations
@@ -41,12 +42,12 @@ def _busiest(times: list[float]) -> int:
 def test_sends_are_spaced_evenly_and_never_exceed_the_cap_in_a_second():
     times = _send_for([Pacer("sms", 20, None)], 3.0)
     assert _busiest(times) <= 20
-    assert len(times) >= 0.95 * 20 * 3
+    assert len(times) >= 0.85 * 20 * 3
 
 
 def test_two_processes_share_one_rate_through_redis(redis_url):
     times = _send_for([Pacer("sms", 20, redis_url), Pacer("sms", 20, redis_url)], 3.0)
-    assert _busiest(times) <= 20 and len(times) >= 0.95 * 20 * 3
+    assert _busiest(times) <= 20 and len(times) >= 0.85 * 20 * 3
 
 
 def test_a_small_cap_is_spaced_a_little_wider_so_jitter_cannot_add_a_message_to_a_second():
