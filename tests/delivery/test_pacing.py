@@ -3,7 +3,7 @@ push-back halving the shared rate and the rate recovering gradually.
 
 The slots are judged, not the moments threads wake up (the busiest second of real sends is measured by
 bench/fanout.py on a quiet machine). On a loaded machine a thread that wakes too late gives its slot up rather than
-crowd the next second, so the number of slots used may fall short of the cap on a busy test machine: at least 85 % is asked here.
+crowd the next second, so the slots used may fall short of the cap on a busy test machine: 85 % is asked here.
 """
 
 from __future__ import annotations
