@@ -160,7 +160,11 @@ def _plan_range(session: Session, settings: Settings, events: dict[int, Event], 
                 now: datetime, after_id: int, upper: int, result: PlanResult) -> None:
     """Plan the contacts with ids in (after_id, upper]: set-wise where it can, one by one where it must."""
     key = f"events-{newest}"
-    masks = _follow_masks(boards, after_id, upper)
+    # The families of the range, as a range too: follows and subscribers are then read by their index, never
+    # scanned whole (family ids grow with contact ids, so the range is narrow; a wide one is only slower).
+    families = session.execute(select(func.min(Contact.subscriber_id), func.max(Contact.subscriber_id))
+                               .where(Contact.id > after_id, Contact.id <= upper)).one()
+    masks = _follow_masks(boards, after_id, upper, families)
     mask_columns = [masks.c[name] for name in masks.c.keys() if name != "subscriber_id"]
     # Contacts with an older digest still pending are merged one by one. Looked up first, by the outbox's
     # (contact_id, digest_key) index: a NOT EXISTS here is planned badly while the outbox grows under the planner.
@@ -174,8 +178,9 @@ def _plan_range(session: Session, settings: Settings, events: dict[int, Event], 
         return (select(*columns).select_from(Contact)
                 .join(Subscriber, Subscriber.id == Contact.subscriber_id)
                 .join(masks, masks.c.subscriber_id == Contact.subscriber_id)
-                .where(Contact.id > after_id, Contact.id <= upper, Contact.status == ContactStatus.ACTIVE.value,
-                       Contact.seen_event_id < newest, Contact.id.not_in(merging)))
+                .where(Subscriber.id.between(*families), Contact.id > after_id, Contact.id <= upper,
+                       Contact.status == ContactStatus.ACTIVE.value, Contact.seen_event_id < newest,
+                       Contact.id.not_in(merging)))
 
     found = session.execute(in_range(*profile_columns, Contact.channel, Contact.frequency, func.count())
                             .group_by(*profile_columns, Contact.channel, Contact.frequency)).all()
@@ -237,7 +242,7 @@ def _plan_one_by_one(session: Session, settings: Settings, events: dict[int, Eve
         _plan_batch(session, settings, batch, events, boards, newest, now, result, key=f"events-{newest}-m")
 
 
-def _follow_masks(boards: list[str], after_id: int, upper: int):
+def _follow_masks(boards: list[str], after_id: int, upper: int, families: tuple[int, int]):
     """Per family in the id range, which panels of the changed boards it follows: two bits per board, in as many
     64-bit sums as the boards need (a family follows each board and panel at most once, so a sum is a bit-or)."""
     panel_bits = case({"elementary": 1, "secondary": 2}, value=Follow.panel, else_=0)
@@ -246,9 +251,10 @@ def _follow_masks(boards: list[str], after_id: int, upper: int):
         chunk = boards[start:start + BOARDS_PER_MASK]
         board_bits = case({board: 1 << (2 * i) for i, board in enumerate(chunk)}, value=Follow.board_id, else_=0)
         sums.append(func.sum(board_bits * panel_bits).label(f"mask{start // BOARDS_PER_MASK}"))
-    families = select(Contact.subscriber_id).where(Contact.id > after_id, Contact.id <= upper)
+    in_range = select(Contact.subscriber_id).where(Contact.id > after_id, Contact.id <= upper)
     return (select(Follow.subscriber_id, *sums)
-            .where(Follow.board_id.in_(boards), Follow.subscriber_id.in_(families))
+            .where(Follow.subscriber_id.between(*families), Follow.board_id.in_(boards),
+                   Follow.subscriber_id.in_(in_range))
             .group_by(Follow.subscriber_id).subquery("follow_masks"))
 
 
