@@ -3,7 +3,9 @@
 Staff edit what they want to be in force; "takes effect" says when. Now (or a time already past) replaces what is in
 force, and ends the announced period in force if there is one, so the page never shows a period overriding the
 edit. A time ahead leaves today's state alone and adds the edit as a period announced ahead, until further notice:
-parents read "open today, closed from Monday", never the other way round.
+parents read "open today, closed from Monday", never the other way round. With an end ("until"), the edit is a
+period from its start (now, or the time ahead) to that end, whatever is in force: a one-day strike is announced
+in one edit ("closed Wednesday 00:01 until Thursday 00:01"), and the board goes back to today's state by itself.
 """
 
 from __future__ import annotations
@@ -26,9 +28,14 @@ class AnnounceError(NotifierError):
 STATE_FIELDS = ("status", "panels", "withdrawals", "message", "announcement")
 
 
-def apply_edit(current: Board, edited: Board, when: datetime | None, now: datetime) -> Board:
-    """The board to save for `edited` (the state staff want) taking effect `when` (None: now)."""
+def apply_edit(current: Board, edited: Board, when: datetime | None, now: datetime,
+               until: datetime | None = None) -> Board:
+    """The board to save for `edited` (the state staff want) taking effect `when` (None: now), until `until` (None:
+    until further notice)."""
     in_force = current.at(now)
+    if until is not None:
+        start = when if when is not None and when > now else now.astimezone(TORONTO).replace(microsecond=0)
+        return _announce(current, in_force, edited, start, until)
     if when is not None and when > now:
         return _announce(current, in_force, edited, when)
     if _state(edited) == _state(in_force):
@@ -47,8 +54,8 @@ def apply_edit(current: Board, edited: Board, when: datetime | None, now: dateti
                                       "effective": since, "upcoming": tuple(periods)})
 
 
-def _announce(current: Board, in_force: Board, edited: Board, when: datetime) -> Board:
-    """Add the edit as periods starting `when`: one per new status, for the panels whose status changes."""
+def _announce(current: Board, in_force: Board, edited: Board, when: datetime, end: datetime | None = None) -> Board:
+    """Add the edit as periods from `when` (to `end`): one per new status, for the panels whose status changes."""
     changed: dict[str, list[Panel]] = {}
     for panel in Panel:
         if edited.panel_status(panel) != in_force.panel_status(panel):
@@ -64,7 +71,8 @@ def _announce(current: Board, in_force: Board, edited: Board, when: datetime) ->
         changed = {edited.panel_status(panel).value: [panel] for panel in Panel}
         if len(changed) == 1:
             changed = {next(iter(changed)): list(Panel)}
-    added = [Period(start=when, status=status, panels=tuple(panels), **extra) for status, panels in changed.items()]
+    added = [Period(start=when, end=end, status=status, panels=tuple(panels), **extra)
+             for status, panels in changed.items()]
     if any(new.overlaps(old) for new in added for old in current.upcoming):
         raise AnnounceError("overlap")
     return current.model_copy(update={"upcoming": tuple(sorted((*current.upcoming, *added), key=lambda p: p.start))})

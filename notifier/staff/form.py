@@ -59,6 +59,7 @@ class EditForm:
     status: str
     panels: dict[str, str]
     effective: str = ""  # datetime-local, Toronto time: 2026-11-23T00:01
+    until: str = ""  # the same; empty: until further notice
     message_en: str = ""
     message_fr: str = ""
     announcement_en: str = ""
@@ -68,7 +69,8 @@ class EditForm:
 
     def hidden_fields(self) -> list[tuple[str, str]]:
         """The form as (name, value) pairs, carried through the preview page in hidden inputs."""
-        pairs = [("status", self.status), ("effective", self.effective), ("message_en", self.message_en),
+        pairs = [("status", self.status), ("effective", self.effective), ("until", self.until),
+                 ("message_en", self.message_en),
                  ("message_fr", self.message_fr), ("announcement_en", self.announcement_en),
                  ("announcement_fr", self.announcement_fr), ("rows", str(len(self.withdrawals)))]
         pairs += [(f"panel_{panel}", value) for panel, value in self.panels.items()]
@@ -130,7 +132,7 @@ def from_fields(fields: Fields, max_rows: int = 40) -> EditForm:
     ]
     return EditForm(
         status=text("status"), panels={p.value: text(f"panel_{p.value}") for p in Panel},
-        effective=text("effective"), message_en=text("message_en"), message_fr=text("message_fr"),
+        effective=text("effective"), until=text("until"), message_en=text("message_en"), message_fr=text("message_fr"),
         announcement_en=text("announcement_en"), announcement_fr=text("announcement_fr"),
         withdrawals=rows, notify=bool(text("notify")),
     )
@@ -147,10 +149,13 @@ def validate(form: EditForm, current: Board, now: datetime) -> tuple[Board | Non
     """The board as edited, or the errors: {field name: code}. Nothing about the board is changed here.
 
     The form says what staff want in force and when (`announce.apply_edit`). Codes: choice, panels, description,
-    duplicate, datetime, clock_change, overlap, contradicts, url, text, long.
+    duplicate, datetime, clock_change, overlap, order, contradicts, url, text, long.
     """
     errors: dict[str, str] = {name: "long" for name, value in _texts(form) if len(value) > MAX_TEXT}
     when = _when(form.effective, errors)
+    until = _when(form.until, errors, "until")
+    if until is not None and until <= max(when or now, now):
+        errors["until"] = "order"  # a period must end after it starts, and after now
     if form.status not in list(Status):
         errors["status"] = "choice"
     panels = {}
@@ -191,26 +196,26 @@ def validate(form: EditForm, current: Board, now: datetime) -> tuple[Board | Non
     if errors:
         return None, errors
     try:
-        return announce.apply_edit(current, edited, when, now), {}
+        return announce.apply_edit(current, edited, when, now, until), {}
     except announce.AnnounceError as error:
         return None, {"effective": error.code}
 
 
-def _when(text: str, errors: dict[str, str]) -> datetime | None:
-    """The "takes effect" field as a Toronto time (None: now), or an error code for it."""
+def _when(text: str, errors: dict[str, str], name: str = "effective") -> datetime | None:
+    """A time field ("takes effect", "until") as a Toronto time (None: empty), or an error code for it."""
     if not text:
         return None
     try:
         naive = datetime.fromisoformat(text)
     except ValueError:
-        errors["effective"] = "datetime"
+        errors[name] = "datetime"
         return None
     if naive.tzinfo is not None:
         return naive
     try:
         return toronto_time(naive)
     except ValueError:
-        errors["effective"] = "clock_change"
+        errors[name] = "clock_change"
         return None
 
 

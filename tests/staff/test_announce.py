@@ -72,3 +72,37 @@ def test_announcing_ahead_through_the_console_writes_a_period_and_keeps_today(co
     console.edit("tdsb", status="closed", effective=when.strftime("%Y-%m-%dT%H:%M"))
     saved = document.load(settings.boards_file).status.by_id()["tdsb"]
     assert saved.status == "open" and [(p.start, p.status) for p in saved.upcoming] == [(when, "closed")]
+
+
+def test_an_edit_with_an_end_is_a_period_and_today_comes_back_by_itself():
+    start, end = WEDNESDAY + timedelta(days=7), WEDNESDAY + timedelta(days=8)
+    saved = apply_edit(board(), board(panels={"secondary": "closed"}), start, WEDNESDAY, until=end)
+    [period] = saved.upcoming
+    assert (period.start, period.end, period.status) == (start, end, "closed")
+    assert saved.at(start + timedelta(hours=1)).panel_status("secondary") == "closed"
+    assert saved.at(end + timedelta(hours=1)).panel_status("secondary") == "work-to-rule"
+
+
+def test_an_edit_now_with_an_end_starts_a_period_now_instead_of_replacing_today():
+    end = WEDNESDAY + timedelta(hours=12)
+    saved = apply_edit(board(), board(status="closed"), None, WEDNESDAY, until=end)
+    assert saved.status == "work-to-rule" and [(p.start, p.end) for p in saved.upcoming] == [(WEDNESDAY, end)]
+
+
+def test_a_one_day_strike_is_announced_through_the_console_in_one_edit(console, settings, first_cycle):
+    start = (utcnow() + timedelta(days=3)).astimezone(TORONTO).replace(second=0, microsecond=0)
+    end = start + timedelta(days=1)
+    console.edit("tdsb", status="closed", effective=start.strftime("%Y-%m-%dT%H:%M"),
+                 until=end.strftime("%Y-%m-%dT%H:%M"))
+    saved = document.load(settings.boards_file).status.by_id()["tdsb"]
+    assert saved.status == "open" and [(p.start, p.end, p.status) for p in saved.upcoming] == [(start, end, "closed")]
+
+
+def test_an_end_before_the_start_is_refused_on_its_field_and_nothing_is_saved(console, settings, first_cycle):
+    start = (utcnow() + timedelta(days=3)).astimezone(TORONTO).replace(second=0, microsecond=0)
+    before = settings.boards_file.read_text()
+    page = console.edit("tdsb", action="preview", status="closed", effective=start.strftime("%Y-%m-%dT%H:%M"),
+                        until=(start - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M"))
+    html = page.get_data(as_text=True)
+    assert page.status_code == 400 and 'id="until-error"' in html and "after the start" in html
+    assert settings.boards_file.read_text() == before
