@@ -238,6 +238,7 @@ class Pipeline:
                 try:
                     if channel is None:
                         channel = self.factory(self.name)
+                        channel.warm()
                         session_manager = channel.session()
                         session_manager.__enter__()
                     self._send(stop, channel, job, recorder)

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from notifier.status import cycle
 from notifier.status.history import ChangeEvent, Cycle
 from tests.conftest import make_subscriber
-from tests.support.waiting import quiet, wait_for
+from tests.support.waiting import StampPrecision, quiet, wait_for
 
 IN_FLIGHT = 2 * 4 + 4  # one process: queued jobs (2 per sender thread) plus those being sent
 
@@ -50,7 +50,8 @@ def test_the_first_text_of_a_large_board_leaves_within_seconds_and_the_cap_holds
     phones = _followers(sessions, settings, 2000)
     _clock(processes, fast_env, 50)
     boards.update("tdsb", status="closed")
-    assert wait_for(lambda: len(twilio_server.messages) >= 150, 60)
+    with StampPrecision() as precision:
+        assert wait_for(lambda: len(twilio_server.messages) >= 150, 60)
     with sessions() as session:
         closure = next(e for e in session.scalars(select(ChangeEvent).order_by(ChangeEvent.id)) if e.after == "closed")
         started = session.get(Cycle, closure.cycle_id).started_at.timestamp()
@@ -58,8 +59,9 @@ def test_the_first_text_of_a_large_board_leaves_within_seconds_and_the_cap_holds
     sent_to = Counter(m["to"] for m in twilio_server.messages)
     assert set(sent_to) <= phones and max(sent_to.values()) == 1
     assert times[0] - started <= 5.0, times[0] - started
-    if _overloaded():
-        pytest.xfail(f"machine overloaded (load {os.getloadavg()[0]:.1f}): busiest second not judged")
+    if _overloaded() or precision.worst > 0.03:  # the in-test server's stamps bunch when its threads wake late
+        pytest.xfail(f"arrivals stamped up to {precision.worst * 1000:.0f} ms late (load {os.getloadavg()[0]:.1f}): "
+                     "busiest second not judged")
     assert _busiest_second(times) <= 50 * 1.05 + 1
 
 

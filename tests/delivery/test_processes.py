@@ -17,7 +17,7 @@ from notifier.config import ROOT
 from notifier.delivery.senders import SenderRow
 from notifier.status import cycle
 from tests.conftest import make_subscriber
-from tests.support.waiting import wait_for
+from tests.support.waiting import StampPrecision, wait_for
 
 CAP = 20
 
@@ -59,7 +59,8 @@ def test_three_workers_hold_one_cap_together_and_nearly_reach_it(
     phones = _planned(sessions, Settings.from_env(env), boards, 300)
     workers = [_worker(env) for _ in range(3)]
     try:
-        wait_for(lambda: len(twilio_server.messages) >= len(phones), 60)
+        with StampPrecision() as precision:
+            wait_for(lambda: len(twilio_server.messages) >= len(phones), 60)
     finally:
         errors = _stop(workers)
     assert Counter(m["to"] for m in twilio_server.messages) == Counter(phones), errors[-2000:]
@@ -67,9 +68,13 @@ def test_three_workers_hold_one_cap_together_and_nearly_reach_it(
     busiest = max(bisect.bisect_left(times, t + 1.0) - i for i, t in enumerate(times))
     mean = (len(times) - 1) / (times[-1] - times[0])
     assert mean >= CAP * 0.9, mean
-    if os.getloadavg()[0] > (os.cpu_count() or 1):  # arrivals at the in-test server bunch when it is starved
-        pytest.xfail(f"machine overloaded (load {os.getloadavg()[0]:.1f}): busiest second {busiest} not judged")
-    assert busiest <= CAP * 1.05 + 1, busiest  # +1: scheduling jitter of a test machine
+    # The in-test server stamps arrivals in this process's threads: when they woke late, stamps bunch.
+    if precision.worst > 0.03 or os.getloadavg()[0] > (os.cpu_count() or 1):
+        pytest.xfail(f"arrivals stamped up to {precision.worst * 1000:.0f} ms late (load {os.getloadavg()[0]:.1f}): "
+                     f"busiest second {busiest} not judged; bench/fanout.py measures it on a quiet machine")
+    start = max(range(len(times)), key=lambda i: bisect.bisect_left(times, times[i] + 1.0) - i)
+    # +1: scheduling jitter of a test machine; on failure, the busiest second's arrivals in ms
+    assert busiest <= CAP * 1.05 + 1, [round((t - times[start]) * 1000) for t in times[start:start + busiest]]
 
 
 @pytest.mark.faults

@@ -29,3 +29,30 @@ def quiet(count: Callable[[], int], seconds: float = 3.0) -> Callable[[], bool]:
         return count() == now
 
     return check
+
+
+class StampPrecision:
+    """How late this process's threads woke while it ran: a probe thread sleeps 10 ms at a time and keeps the worst
+    lateness. A fake provider in this process stamps arrivals in its own threads; when they woke this late, a
+    busiest second measured from its stamps says more about the test machine than about the senders."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.worst = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._probe, daemon=True)
+
+    def __enter__(self) -> StampPrecision:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _probe(self) -> None:
+        while not self._stop.is_set():
+            asked = time.monotonic()
+            time.sleep(0.01)
+            self.worst = max(self.worst, time.monotonic() - asked - 0.01)

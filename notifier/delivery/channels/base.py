@@ -74,6 +74,11 @@ class Channel(ABC):
                 except DeliveryError as error:
                     yield message, error
 
+    def warm(self) -> None:
+        """Do the first use's work (the provider library's lazy imports) before the first paced send, so that the
+        send leaves in its slot: several threads importing at once leave late and together (nothing by default)."""
+        return None
+
     def session(self):
         """A context manager holding a provider connection open across sends (nothing by default)."""
         from contextlib import nullcontext

@@ -97,6 +97,9 @@ class TwilioChannel(Channel):
         self.status_callback = status_callback if status_callback and "localhost" not in status_callback else None
         self.validity_period = validity_period
 
+    def warm(self) -> None:
+        self.client.messages  # noqa: B018 - the SDK imports its REST resources on first access
+
     def _send(self, message: Message) -> Receipt:
         kwargs: dict = {"to": message.to, "body": message.text}
         if self.messaging_service_sid:
