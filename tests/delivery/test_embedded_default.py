@@ -36,6 +36,14 @@ def _clock(processes, fast_env, rate: int, **extra: str):
     return clock
 
 
+def _fan_out_under_way(sessions, settings, fast_env, boards, twilio_server, processes, rate: int) -> None:
+    """300 followers, the clock alone at `rate` texts/s, a closure, and the first 20 texts arrived."""
+    _followers(sessions, settings, 300)
+    _clock(processes, fast_env, rate)
+    boards.update("tdsb", status="closed")
+    assert wait_for(lambda: len(twilio_server.messages) >= 20, 60)
+
+
 def _busiest_second(times: list[float]) -> int:
     return max(bisect.bisect_left(times, t + 1.0) - i for i, t in enumerate(times))
 
@@ -68,10 +76,7 @@ def test_the_first_text_of_a_large_board_leaves_within_seconds_and_the_cap_holds
 def test_a_correction_overtakes_the_fan_out_of_the_clock_alone(
     sessions, settings, fast_env, boards, twilio_server, processes
 ):
-    _followers(sessions, settings, 300)
-    _clock(processes, fast_env, 10)
-    boards.update("tdsb", status="closed")
-    assert wait_for(lambda: len(twilio_server.messages) >= 20, 60)
+    _fan_out_under_way(sessions, settings, fast_env, boards, twilio_server, processes, 10)
     boards.update("tdsb", status="open")
 
     def correction() -> ChangeEvent | None:
@@ -97,10 +102,7 @@ def test_a_confirmation_asked_for_during_the_clocks_fan_out_arrives_within_secon
     from notifier import create_app
     from tests.subscribers.conftest import sign_up
 
-    _followers(sessions, settings, 300)
-    _clock(processes, fast_env, 20)
-    boards.update("tdsb", status="closed")
-    assert wait_for(lambda: len(twilio_server.messages) >= 20, 60)
+    _fan_out_under_way(sessions, settings, fast_env, boards, twilio_server, processes, 20)
     app = create_app({**fast_env, "NOTIFIER_SMS_PER_SECOND": "20", "TESTING": True})
     try:
         asked = time.monotonic()
