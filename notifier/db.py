@@ -105,6 +105,16 @@ def hold_lock(session: Session, name: str) -> None:
         session.execute(update(Lock).where(Lock.name == name).values(held_at=utcnow()))
 
 
+def insert_new(session: Session, table):
+    """An INSERT that skips rows its table's unique constraints already hold (ON CONFLICT DO NOTHING, which both
+    PostgreSQL and SQLite speak): writing what is already written is then a no-op, not an error."""
+    if session.get_bind().dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert(table).on_conflict_do_nothing()
+
+
 def insert_many(session: Session, table, rows: list[dict], batch: int = 5000) -> None:
     """Insert many rows with the driver's fastest path: `COPY … FROM STDIN` on PostgreSQL, executemany on SQLite.
     For bulk imports, where SQLAlchemy's work per row would cost more than the database's. Each column's bind

@@ -97,6 +97,9 @@ class DeliveryReceipt(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
+PLANNED_THROUGH = "planned_through"  # the ClockState every contact is planned through (see notices.planning)
+
+
 class ClockState(Base):
     """Small named values the clock and its helpers share: the planning cursor, a wake-up request."""
 

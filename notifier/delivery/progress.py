@@ -21,8 +21,7 @@ from sqlalchemy.orm import Session
 
 from notifier.config import Settings
 from notifier.delivery import publishes
-from notifier.delivery.outbox import OutboxRow, RowStatus
-from notifier.subscribers.models import Contact, ContactStatus
+from notifier.delivery.outbox import PLANNED_THROUGH, ClockState, OutboxRow, RowStatus
 
 CHANNELS = ("email", "sms")
 WINDOW = timedelta(seconds=60)  # the rate is measured over this much of the recent past
@@ -135,8 +134,8 @@ def latest(session: Session, settings: Settings, now: datetime, board_id: str | 
 
 
 def still_planning(session: Session, event_id: int) -> bool:
-    """Whether some active contact has not been planned past `event_id` yet (publishing leaves planning to the
-    clock, so right after a publish nothing is counted and nothing must read as "all sent")."""
-    behind = select(Contact.id).where(Contact.status == ContactStatus.ACTIVE.value, Contact.seen_event_id < event_id)
-    return session.execute(behind.limit(1)).first() is not None
+    """Whether planning has yet to finish a pass past `event_id` (publishing leaves planning to the clock, so right
+    after a publish nothing is counted and nothing must read as "all sent")."""
+    cursor = session.get(ClockState, PLANNED_THROUGH)
+    return cursor is None or cursor.number < event_id
 

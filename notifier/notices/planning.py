@@ -4,8 +4,14 @@ Contacts whose family follows a board that changed are taken in id ranges of `ba
 so the first texts leave while the rest is planned). Within a range, contacts that share what decides their digest
 (the events they have not seen, which panels of the changed boards they follow, "now in effect" or not) form one
 profile; the database groups them (one GROUP BY), Python decides each profile's digest once, and one
-`INSERT … SELECT` writes the range's rows, urgent first. The contacts' `seen_event_id` moves past the events in the
-same transaction, so a crash or a second run never plans the same events twice; memory holds profiles, not contacts.
+`INSERT … SELECT` writes the range's rows, urgent first; memory holds profiles, not contacts.
+
+How far each contact is planned is a watermark, not a column rewritten for every contact on every pass (that UPDATE
+was a third of planning's time): the pass's cursor covers everyone once the pass ends; while a pass runs (or after
+it was cut short) the last contact id it planned is stored with each range, in the range's transaction, so a crash
+or a second run never plans the same events twice. A contact's own `seen_event_id` counts where it is higher (set
+when it is planned one by one or activated). A pass cut short for newer news leaves its record; the next pass
+first writes that record into the contacts it covered, a few ranges at a time, then plans.
 
 A contact with an unsent pending digest is planned one by one instead: that digest is cancelled (a claim-safe
 UPDATE) and its events merged into the new one, so an undone change sends nothing. So is any contact the set-wise
@@ -28,8 +34,8 @@ from sqlalchemy import Boolean, Integer, String, Text, and_, case, exists, func,
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.config import Settings
-from notifier.db import UtcDateTime, hold_lock
-from notifier.delivery.outbox import ClockState, OutboxRow, Priority, RowStatus, event_ids
+from notifier.db import UtcDateTime, hold_lock, insert_new
+from notifier.delivery.outbox import PLANNED_THROUGH, ClockState, OutboxRow, Priority, RowStatus, event_ids
 from notifier.notices import quiet_hours
 from notifier.notices.digests import Event, Follows, follows_of, select_for
 from notifier.status.history import ChangeEvent, latest_event_id
@@ -37,7 +43,9 @@ from notifier.subscribers.models import Contact, ContactStatus, Follow, Subscrib
 
 log = logging.getLogger(__name__)
 
-CURSOR = "planned_through"
+CURSOR = PLANNED_THROUGH
+PASS_EVENTS, PASS_CONTACT = "planning_pass_events", "planning_pass_contact"  # the pass under way, or cut short
+SETTLE_BATCH = 50_000  # contact ids per transaction when a cut-short pass is written into its contacts
 FIRST_BATCH = 100  # a small first batch, committed at once: the first texts leave while the rest is planned
 BOARDS_PER_MASK = 31  # two bits per board (elementary, secondary) in each 64-bit follows mask
 MAX_PROFILES = 400  # beyond this many distinct profiles in one range, plan it one by one (a CASE that long costs more)
@@ -54,6 +62,34 @@ class PlanResult:
     interrupted: bool = False
 
 
+@dataclass(frozen=True)
+class Watermark:
+    """How far planning has gone: every contact through `cursor`; those with ids up to `pass_contact` through
+    `pass_events` (a pass under way or cut short); a contact's own `seen_event_id` where it is higher."""
+
+    cursor: int
+    pass_events: int = 0
+    pass_contact: int = 0
+
+    def seen(self, contact_id: int, own: int) -> int:
+        """The newest event already planned for this contact."""
+        floor = max(self.cursor, self.pass_events) if contact_id <= self.pass_contact else self.cursor
+        return max(own, floor)
+
+    def column(self):
+        """`seen` as an SQL expression over the contacts table (portable: no GREATEST in SQLite)."""
+        floor = literal(self.cursor, Integer())
+        if self.pass_contact:
+            floor = case((Contact.id <= self.pass_contact, literal(max(self.cursor, self.pass_events), Integer())),
+                         else_=floor)
+        return case((Contact.seen_event_id > floor, Contact.seen_event_id), else_=floor)
+
+
+def watermark(session: Session) -> Watermark:
+    """The watermark as stored; read under `hold_lock(session, "plan")` to act on it."""
+    return Watermark(_state(session, CURSOR), _state(session, PASS_EVENTS), _state(session, PASS_CONTACT))
+
+
 def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime, batch_size: int = 10_000,
          planned: Callable[[], None] | None = None, newer: Callable[[], bool] | None = None) -> PlanResult:
     """Plan digests for every change event recorded since the last pass.
@@ -67,23 +103,32 @@ def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime, bat
     started = time.monotonic()
     with sessions() as session, session.begin():
         hold_lock(session, "plan")
-        cursor = _cursor(session)
+        mark = watermark(session)
         newest = latest_event_id(session)
-        if newest <= cursor:
+        if newest <= mark.cursor:
             return result
-        rows = session.scalars(select(ChangeEvent).where(ChangeEvent.id > cursor, ChangeEvent.id <= newest))
+        rows = session.scalars(select(ChangeEvent).where(ChangeEvent.id > mark.cursor, ChangeEvent.id <= newest))
         events = {row.id: Event.from_row(row) for row in rows}
-    boards = sorted({e.board_id for e in events.values()})  # silent edits too: seen_event_id moves past them
-    last_id, size = 0, min(FIRST_BATCH, batch_size)
+    last_id = 0
+    if mark.pass_events == newest:
+        last_id = mark.pass_contact  # a pass of the same events was cut short by a crash: go on where it stopped
+    elif mark.pass_events:
+        _settle_pass(sessions, mark, events)
+    boards = sorted({e.board_id for e in events.values()})  # silent edits too: the cursor moves past them
+    size = min(FIRST_BATCH, batch_size)
     while boards:
         with sessions() as session, session.begin():
             hold_lock(session, "plan")
-            upper = _range_end(session, boards, newest, last_id, size)
+            found = _next_range(session, boards, newest, last_id, size)
             size = batch_size
-            if upper is None:
+            if found is None:
                 break
+            upper, families = found
             created = result.created
-            _plan_range(session, settings, events, boards, newest, now, last_id, upper, result)
+            _plan_range(session, settings, events, boards, newest, now, last_id, upper, families, mark.cursor,
+                        result)
+            _set_state(session, PASS_EVENTS, newest)
+            _set_state(session, PASS_CONTACT, upper)
             last_id = upper
         if planned is not None and result.created > created:
             planned()
@@ -94,13 +139,32 @@ def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime, bat
             return result
     with sessions() as session, session.begin():
         hold_lock(session, "plan")
-        _set_cursor(session, max(newest, _cursor(session)))
+        _set_state(session, CURSOR, max(newest, _state(session, CURSOR)))
+        _set_state(session, PASS_EVENTS, 0)
+        _set_state(session, PASS_CONTACT, 0)
     if result.contacts:
         took = time.monotonic() - started
         log.info("planned %d digest(s) for %d contact(s) in %.1f s, %.0f contacts/s (events up to %d; %d merged or "
                  "cancelled)", result.created, result.contacts, took, result.contacts / max(took, 1e-3), newest,
                  result.cancelled)
     return result
+
+
+def _settle_pass(sessions: sessionmaker[Session], mark: Watermark, events: dict[int, Event]) -> None:
+    """Write a cut-short pass into the contacts it planned, then forget it: the watermark then holds one pass at
+    most. Each transaction is idempotent (only contacts still behind move), so a crash here only repeats work."""
+    boards = sorted({e.board_id for i, e in events.items() if i <= mark.pass_events})
+    for start in range(0, mark.pass_contact, SETTLE_BATCH) if boards else ():
+        with sessions() as session, session.begin():
+            hold_lock(session, "plan")
+            session.execute(update(Contact).where(Contact.id > start,
+                                                  Contact.id <= min(start + SETTLE_BATCH, mark.pass_contact),
+                                                  _waiting(boards, mark.pass_events))
+                            .values(seen_event_id=mark.pass_events).execution_options(synchronize_session=False))
+    with sessions() as session, session.begin():
+        hold_lock(session, "plan")
+        _set_state(session, PASS_EVENTS, 0)
+        _set_state(session, PASS_CONTACT, 0)
 
 
 def _newer_news(sessions: sessionmaker[Session], newest: int, newer: Callable[[], bool] | None) -> bool:
@@ -120,18 +184,19 @@ def replan(session: Session, settings: Settings, superseded: dict[int, list[int]
     """
     result = PlanResult()
     newest = latest_event_id(session)
+    mark = watermark(session)
     batch = list(session.execute(_contact_columns().where(Contact.id.in_(superseded),
                                                            Contact.status == ContactStatus.ACTIVE.value)))
     if not batch:
         return result
     followed = select(Follow.board_id).where(Follow.subscriber_id.in_({c.subscriber_id for c in batch}))
-    since = min(c.seen_event_id for c in batch)
+    since = min(mark.seen(c.id, c.seen_event_id) for c in batch)
     rows = session.scalars(select(ChangeEvent).where(ChangeEvent.id > since, ChangeEvent.id <= newest,
                                                      ChangeEvent.board_id.in_(followed)))
     events = {row.id: Event.from_row(row) for row in rows}
     _load_missing(session, events, (i for found in superseded.values() for i in found))
     boards = sorted({e.board_id for e in events.values()})
-    _plan_batch(session, settings, batch, events, boards, newest, now, result, superseded, key)
+    _plan_batch(session, settings, batch, events, boards, newest, now, result, mark, superseded, key)
     return result
 
 
@@ -147,23 +212,25 @@ def _waiting(boards: list[str], newest: int):
     return and_(Contact.status == ContactStatus.ACTIVE.value, Contact.seen_event_id < newest, follows_changed)
 
 
-def _range_end(session: Session, boards: list[str], newest: int, after_id: int, size: int) -> int | None:
-    """The id of the `size`-th contact still to plan after `after_id` (or of the last one); None when none is left."""
-    ids = select(Contact.id).where(Contact.id > after_id, _waiting(boards, newest)).order_by(Contact.id)
-    upper = session.scalar(ids.offset(size - 1).limit(1))
-    if upper is None:
-        upper = session.scalar(select(func.max(Contact.id)).where(Contact.id > after_id, _waiting(boards, newest)))
-    return upper
+def _next_range(session: Session, boards: list[str], newest: int, after_id: int,
+                size: int) -> tuple[int, tuple[int, int]] | None:
+    """The next `size` contacts still to plan after `after_id`: the last one's id, and the lowest and highest family
+    id among them (so follows and families are read by an index range); None when none is left."""
+    ids = (select(Contact.id, Contact.subscriber_id).where(Contact.id > after_id, _waiting(boards, newest))
+           .order_by(Contact.id).limit(size).subquery())
+    upper, lowest, highest = session.execute(
+        select(func.max(ids.c.id), func.min(ids.c.subscriber_id), func.max(ids.c.subscriber_id))).one()
+    return None if upper is None else (upper, (lowest, highest))
 
 
 def _plan_range(session: Session, settings: Settings, events: dict[int, Event], boards: list[str], newest: int,
-                now: datetime, after_id: int, upper: int, result: PlanResult) -> None:
-    """Plan the contacts with ids in (after_id, upper]: set-wise where it can, one by one where it must."""
+                now: datetime, after_id: int, upper: int, families: tuple[int, int], cursor: int,
+                result: PlanResult) -> None:
+    """Plan the contacts with ids in (after_id, upper]: set-wise where it can, one by one where it must.
+
+    `families` bounds the range's family ids, so follows and subscribers are read by their index, never scanned
+    whole (family ids grow with contact ids, so the range is narrow; a wide one is only slower)."""
     key = f"events-{newest}"
-    # The families of the range, as a range too: follows and subscribers are then read by their index, never
-    # scanned whole (family ids grow with contact ids, so the range is narrow; a wide one is only slower).
-    families = session.execute(select(func.min(Contact.subscriber_id), func.max(Contact.subscriber_id))
-                               .where(Contact.id > after_id, Contact.id <= upper)).one()
     masks = _follow_masks(boards, after_id, upper, families)
     mask_columns = [masks.c[name] for name in masks.c.keys() if name != "subscriber_id"]
     # Contacts with an older digest still pending are merged one by one. Looked up first, by the outbox's
@@ -172,7 +239,10 @@ def _plan_range(session: Session, settings: Settings, events: dict[int, Event], 
         select(OutboxRow.contact_id).where(OutboxRow.contact_id > after_id, OutboxRow.contact_id <= upper,
                                            OutboxRow.status == RowStatus.PENDING.value, OutboxRow.payload.is_(None),
                                            OutboxRow.digest_key != key)))
-    profile_columns = [Contact.seen_event_id, Subscriber.notify_on_effect, *mask_columns]
+    # Every contact here is behind the pass's events, so its own mark only counts above the cursor; clamped, the
+    # contacts planned in the same passes share one value (and one profile).
+    seen = Watermark(cursor).column()
+    profile_columns = [seen, Subscriber.notify_on_effect, *mask_columns]
 
     def in_range(*columns):
         return (select(*columns).select_from(Contact)
@@ -185,14 +255,19 @@ def _plan_range(session: Session, settings: Settings, events: dict[int, Event], 
     found = session.execute(in_range(*profile_columns, Contact.channel, Contact.frequency, func.count())
                             .group_by(*profile_columns, Contact.channel, Contact.frequency)).all()
     if 0 < len(found) <= MAX_PROFILES:
-        _insert_profiles(session, settings, events, boards, newest, now, key, found, profile_columns, in_range,
-                         result)
-    _plan_one_by_one(session, settings, events, boards, newest, now, after_id, upper, result)
+        behind = _insert_profiles(session, settings, events, boards, newest, now, key, found, profile_columns,
+                                  in_range, result)
+        waiting = Contact.id.in_([*merging, *behind])
+    else:
+        waiting = and_(Contact.id > after_id, Contact.id <= upper)
+    _plan_one_by_one(session, settings, events, boards, newest, now, waiting, result)
 
 
 def _insert_profiles(session: Session, settings: Settings, events: dict[int, Event], boards: list[str], newest: int,
-                     now: datetime, key: str, found: list, profile_columns: list, in_range, result: PlanResult) -> None:
-    """Decide each profile's digest once, then write the range's rows and move its contacts on, set-wise."""
+                     now: datetime, key: str, found: list, profile_columns: list, in_range,
+                     result: PlanResult) -> list[int]:
+    """Decide each profile's digest once and write the range's rows set-wise; return the contacts whose profile
+    is none of those found (their family changed its follows since the GROUP BY, say): they go one by one."""
     known, stored_of, urgent_of, due_of = [], [], [], []
     decided: dict[tuple, tuple[str, bool]] = {}
     for *profile, channel, frequency, count in found:
@@ -213,33 +288,41 @@ def _insert_profiles(session: Session, settings: Settings, events: dict[int, Eve
             due = quiet_hours.due_at(settings, channel, frequency, urgent, now)
             due_of.append((and_(same, Contact.channel == channel, Contact.frequency == frequency),
                            literal(due, UtcDateTime())))
-    if stored_of:
-        planned = in_range(
-            Contact.id.label("contact_id"), Contact.channel.label("channel"),
-            case(*stored_of, else_=null()).label("event_ids"), case(*urgent_of, else_=False).label("urgent"),
-            case(*due_of, else_=null()).label("due_at"),
-        ).subquery()
-        columns = {"contact_id": planned.c.contact_id, "channel": planned.c.channel,
-                   "digest_key": literal(key, String()), "event_ids": planned.c.event_ids,
-                   "urgent": planned.c.urgent, "attempts": literal(0, Integer()),
-                   "status": literal(RowStatus.PENDING.value, String()), "created_at": literal(now, UtcDateTime()),
-                   "due_at": planned.c.due_at, "priority": literal(Priority.DIGEST, Integer())}
-        session.execute(insert(OutboxRow.__table__).from_select(
-            list(columns), select(*columns.values()).where(planned.c.event_ids.is_not(None))
-            .order_by(planned.c.urgent.desc(), planned.c.contact_id)))
-    settled = in_range(Contact.id).where(case(*known, else_=null()).is_not(None))
-    session.execute(update(Contact).where(Contact.id.in_(settled)).values(seen_event_id=newest)
-                    .execution_options(synchronize_session=False))
+    behind = case(*known, else_=null()).is_(None)
+    if not stored_of:
+        return list(session.scalars(in_range(Contact.id).where(behind)))
+    planned = in_range(
+        Contact.id.label("contact_id"), Contact.channel.label("channel"),
+        case(*stored_of, else_=null()).label("event_ids"), case(*urgent_of, else_=False).label("urgent"),
+        case(*due_of, else_=null()).label("due_at"), behind.label("behind"),
+    )
+    postgres = session.get_bind().dialect.name == "postgresql"
+    planned = planned.cte("planned") if postgres else planned.subquery("planned")
+    columns = {"contact_id": planned.c.contact_id, "channel": planned.c.channel,
+               "digest_key": literal(key, String()), "event_ids": planned.c.event_ids,
+               "urgent": planned.c.urgent, "attempts": literal(0, Integer()),
+               "status": literal(RowStatus.PENDING.value, String()), "created_at": literal(now, UtcDateTime()),
+               "due_at": planned.c.due_at, "priority": literal(Priority.DIGEST, Integer())}
+    # A row already written for the same events and contact (a pass repeated by hand, say) is left as it was.
+    writing = insert_new(session, OutboxRow.__table__).from_select(
+        list(columns), select(*columns.values()).where(planned.c.event_ids.is_not(None))
+        .order_by(planned.c.urgent.desc(), planned.c.contact_id))
+    left = select(planned.c.contact_id).where(planned.c.behind)
+    if postgres:  # one statement: the range is read once, and the rows written and those left behind agree
+        return list(session.scalars(left.add_cte(writing.cte("written"))))
+    session.execute(writing)
+    return list(session.scalars(left))
 
 
 def _plan_one_by_one(session: Session, settings: Settings, events: dict[int, Event], boards: list[str], newest: int,
-                     now: datetime, after_id: int, upper: int, result: PlanResult) -> None:
-    """The range's contacts the set-wise statements did not settle: those with a pending digest to merge, and any
-    whose profile changed under them. A row the set-wise insert wrote for one of them is merged like any other."""
-    batch = list(session.execute(_contact_columns().where(Contact.id > after_id, Contact.id <= upper,
-                                                          _waiting(boards, newest)).order_by(Contact.id)))
+                     now: datetime, which, result: PlanResult) -> None:
+    """The contacts the set-wise statements did not settle: those with a pending digest to merge, and any whose
+    profile changed under them. A row the set-wise insert wrote for one of them is merged like any other. Their own
+    `seen_event_id` moves, so the watermark's next pass leaves them alone."""
+    batch = list(session.execute(_contact_columns().where(which, _waiting(boards, newest)).order_by(Contact.id)))
     if batch:
-        _plan_batch(session, settings, batch, events, boards, newest, now, result, key=f"events-{newest}-m")
+        _plan_batch(session, settings, batch, events, boards, newest, now, result, Watermark(0),
+                    key=f"events-{newest}-m")
 
 
 def _follow_masks(boards: list[str], after_id: int, upper: int, families: tuple[int, int]):
@@ -268,8 +351,9 @@ def _unmask(boards: list[str], masks: list[int]) -> Follows:
 
 
 def _plan_batch(session: Session, settings: Settings, batch: list, events: dict[int, Event], boards: list[str],
-                newest: int, now: datetime, result: PlanResult, merged_in: dict[int, list[int]] | None = None,
-                key: str | None = None) -> None:
+                newest: int, now: datetime, result: PlanResult, mark: Watermark,
+                merged_in: dict[int, list[int]] | None = None, key: str | None = None) -> None:
+    """Plan a few contacts one by one (`events` holds at least those after `mark`), merging their pending digests."""
     ids = [c.id for c in batch]
     follow_rows = session.execute(
         select(Follow.subscriber_id, Follow.board_id, Follow.panel)
@@ -293,7 +377,8 @@ def _plan_batch(session: Session, settings: Settings, batch: list, events: dict[
     groups: dict[tuple[str, bool, str, str], list[int]] = {}  # (events, urgent, channel, frequency) -> contacts
     for contact in batch:
         follows: Follows = follows_of(pairs.get(contact.subscriber_id, ()))
-        candidates = sorted({*merged.get(contact.id, ()), *(i for i in events if i > contact.seen_event_id)})
+        seen = mark.seen(contact.id, contact.seen_event_id)
+        candidates = sorted({*merged.get(contact.id, ()), *(i for i in events if i > seen)})
         profile = (tuple(sorted(follows.items())), contact.notify_on_effect, tuple(candidates))
         if profile not in decided:
             decided[profile] = select_for([events[i] for i in candidates], follows, contact.notify_on_effect)
@@ -324,14 +409,14 @@ def _load_missing(session: Session, events: dict[int, Event], wanted: Iterable[i
             events[row.id] = Event.from_row(row)
 
 
-def _cursor(session: Session) -> int:
-    state = session.get(ClockState, CURSOR)
+def _state(session: Session, name: str) -> int:
+    state = session.get(ClockState, name)
     return state.number if state else 0
 
 
-def _set_cursor(session: Session, value: int) -> None:
-    state = session.get(ClockState, CURSOR)
+def _set_state(session: Session, name: str, value: int) -> None:
+    state = session.get(ClockState, name)
     if state is None:
-        session.add(ClockState(name=CURSOR, number=value))
-    else:
+        session.add(ClockState(name=name, number=value))
+    elif state.number != value:
         state.number = value

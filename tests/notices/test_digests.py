@@ -214,7 +214,8 @@ def test_edits_published_without_notifying_parents_are_never_sent(
     assert smtp_server[0].messages() == [] and twilio_server.messages == []
     with sessions() as session:
         newest = session.scalar(select(ChangeEvent.id).order_by(ChangeEvent.id.desc()).limit(1))
-        assert {c.seen_event_id for c in session.scalars(select(Contact))} == {newest}
+        mark = planning.watermark(session)
+        assert {mark.seen(c.id, c.seen_event_id) for c in session.scalars(select(Contact))} == {newest}
 
 
 def test_now_in_effect_goes_only_to_parents_who_asked(run, subscribe, boards, smtp_server, twilio_server):

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import event
+from sqlalchemy import event, update
 
+from notifier.delivery.outbox import OutboxRow
 from notifier.notices import planning
 from notifier.status import cycle
+from notifier.status.history import latest_event_id
 from tests.conftest import NOW, make_subscriber, outbox_rows
 
 
@@ -28,7 +30,7 @@ def test_each_batch_is_committed_with_one_insert_select(engine, sessions, settin
     commits: list[int] = []
 
     def executed(conn, cursor, statement, parameters, context, executemany):
-        if statement.lstrip().upper().startswith("INSERT INTO OUTBOX"):
+        if "INSERT INTO OUTBOX" in statement.upper():
             statements.append(statement)
 
     def committed(conn):
@@ -54,7 +56,7 @@ def test_the_first_batch_is_small_so_the_first_texts_leave_early(engine, session
     rows_seen = []
 
     def executed(conn, cursor, statement, parameters, context, executemany):
-        if statement.lstrip().upper().startswith("UPDATE CONTACTS SET SEEN_EVENT_ID"):
+        if "INSERT INTO OUTBOX" in statement.upper():
             rows_seen.append(statement)
 
     event.listen(engine, "before_cursor_execute", executed)
@@ -85,7 +87,9 @@ def test_a_family_following_only_the_other_panel_hears_nothing_and_moves_on(sess
     told = {row.contact_id for row in outbox_rows(sessions)}
     with sessions() as session:
         assert told == {c.id for c in session.get(type(secondary), secondary.id).contacts}
-        assert all(c.seen_event_id > 0 for c in session.get(type(elementary), elementary.id).contacts)
+        mark, newest = planning.watermark(session), latest_event_id(session)
+        assert all(mark.seen(c.id, c.seen_event_id) == newest
+                   for c in session.get(type(elementary), elementary.id).contacts)
 
 
 def _pending(sessions) -> list:
@@ -114,3 +118,42 @@ def test_a_pass_stops_when_a_change_is_recorded_while_it_runs(sessions, settings
     result = planning.plan(sessions, settings, NOW + timedelta(minutes=1), batch_size=100,
                            newer=staff_publish_meanwhile)
     assert result.interrupted and result.contacts == 100
+
+
+def test_a_pass_cut_short_goes_on_where_it_stopped_when_no_newer_news_came(sessions, settings, boards):
+    _closure_recorded(sessions, settings, boards, 150)  # 300 contacts
+    first = planning.plan(sessions, settings, NOW + timedelta(minutes=1), batch_size=100, newer=lambda: True)
+    second = planning.plan(sessions, settings, NOW + timedelta(minutes=1), batch_size=100)
+    assert (first.contacts, second.contacts) == (100, 200)
+    assert len({row.contact_id for row in _pending(sessions)}) == len(_pending(sessions)) == 300
+
+
+def test_who_heard_the_news_before_a_pass_was_cut_short_hears_only_the_correction(sessions, settings, boards):
+    _closure_recorded(sessions, settings, boards, 150)
+    planning.plan(sessions, settings, NOW + timedelta(minutes=1), batch_size=100, newer=lambda: True)
+    with sessions() as session, session.begin():
+        session.execute(update(OutboxRow).values(status="sent"))  # the first 100 had the closure
+    boards.update("tdsb", status="open")
+    cycle.run(sessions, str(settings.boards_file), now=NOW + timedelta(minutes=2), follow=True)
+    planning.plan(sessions, settings, NOW + timedelta(minutes=2), batch_size=100)
+    sent = {row.contact_id for row in outbox_rows(sessions) if row.status == "sent"}
+    assert len(sent) == 100 and {row.contact_id for row in _pending(sessions)} == sent
+
+
+def test_a_pass_moves_its_watermark_instead_of_rewriting_every_contact(engine, sessions, settings, boards):
+    _closure_recorded(sessions, settings, boards, 150)
+    updates: list[str] = []
+
+    def executed(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith("UPDATE CONTACTS"):
+            updates.append(statement)
+
+    event.listen(engine, "before_cursor_execute", executed)
+    try:
+        result = planning.plan(sessions, settings, NOW + timedelta(minutes=1), batch_size=100)
+    finally:
+        event.remove(engine, "before_cursor_execute", executed)
+    assert result.contacts == 300 and updates == []
+    with sessions() as session:
+        mark = planning.watermark(session)
+        assert (mark.pass_events, mark.pass_contact) == (0, 0) and mark.cursor == latest_event_id(session)
