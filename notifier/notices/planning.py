@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 
 CURSOR = PLANNED_THROUGH
 PASS_EVENTS, PASS_CONTACT = "planning_pass_events", "planning_pass_contact"  # the pass under way, or cut short
-SETTLE_BATCH = 50_000  # contact ids per transaction when a cut-short pass is written into its contacts
+SETTLE_BATCH = 20_000  # contact ids per transaction when a cut-short pass is written into its contacts
 FIRST_BATCH = 100  # a small first batch, committed at once: the first texts leave while the rest is planned
 BOARDS_PER_MASK = 31  # two bits per board (elementary, secondary) in each 64-bit follows mask
 MAX_PROFILES = 400  # beyond this many distinct profiles in one range, plan it one by one (a CASE that long costs more)
