@@ -71,3 +71,19 @@ def test_status_prints_the_latest_publish_per_channel(runner, sessions, settings
     assert lines["email"][-5:] == ["3", "0", "0", "0.1/s", "done"]
     assert lines["sms"][1:5] == ["0", "3", "0", "1.0/s*"]
     assert "* nothing sent in the last minute: the configured rate" in output
+
+
+def test_a_publish_reads_as_still_planning_until_a_planning_pass_past_it_has_ended(sessions, settings, boards,
+                                                                                    subscribe):
+    for _ in range(2):
+        subscribe()
+    cycle.run(sessions, str(settings.boards_file), now=NOW, after_record=cycle_steps(settings, deliver=False),
+              follow=True)
+    boards.update("tdsb", status="closed")
+    cycle.run(sessions, str(settings.boards_file), now=LATER, follow=True)  # recorded, not yet planned
+    with sessions() as session:
+        assert progress.latest(session, settings, utcnow(), "tdsb").planning
+    cycle.run(sessions, str(settings.boards_file), now=LATER, after_record=cycle_steps(settings, deliver=False),
+              follow=True)
+    with sessions() as session:
+        assert not progress.latest(session, settings, utcnow(), "tdsb").planning
