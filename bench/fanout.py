@@ -202,7 +202,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--subscribers", type=int, default=100_000)
     parser.add_argument("--database-url", help="default: a temporary SQLite file")
-    parser.add_argument("--sms-concurrency", type=int, default=8)
+    parser.add_argument("--sms-concurrency", type=int, default=4)
     parser.add_argument("--email-concurrency", type=int, default=2)
     parser.add_argument("--bare-messages", type=int, default=5_000)
     parser.add_argument("--plan-only", action="store_true",

@@ -185,11 +185,18 @@ class Pipeline:
     def _still_true(self, job: Job, token: str) -> Job | None:
         """The job to send now: rebuilt when a change was recorded since it was built (the composer leaves out,
         and settles, a message a correction overtook); None when nothing is to be sent any more."""
-        built = self.built_through.pop(job.row_id, None)
-        if built is None or not job.message.reference.startswith("digest-") or self._newest_event() <= built:
+        built = self.built_through.get(job.row_id)
+        if built is None or not job.message.reference.startswith("digest-"):
+            return job
+        newest = self._newest_event()
+        if newest <= built:
             return job
         rebuilt = self._build(self.compose(self.sessions, self.settings), [job.row_id], token)
-        return rebuilt[0] if rebuilt else None
+        if not rebuilt:
+            self.built_through.pop(job.row_id, None)
+            return None
+        self.built_through[job.row_id] = newest
+        return rebuilt[0]
 
     def _is_paused(self) -> bool:
         if time.monotonic() - self._paused_read >= 1.0:
@@ -254,12 +261,18 @@ class Pipeline:
 
     def _send(self, stop: threading.Event, channel: Channel, job: Job, recorder: Recorder) -> None:
         token = self.registration.token
+        # Checked before it takes a slot (a job a correction overtook while queued uses none: at a long code's one
+        # text a second, a queue of stale jobs would otherwise leave seconds unused), and again once its slot comes.
+        job = self._still_true(job, token)
+        if job is None:
+            return
         if self.paused or not self.registration.may_send() or not self.pacer.acquire(stop):
             self.built_through.pop(job.row_id, None)
             if self.registration.may_send():
                 release(self.sessions, [job.row_id], token)
             return
         fresh = self._still_true(job, token)
+        self.built_through.pop(job.row_id, None)
         if fresh is None:  # overtaken while it waited for its turn: settled by the composer, its slot unused
             return
         outcome = send_one(self.sessions, self.settings, channel, fresh, token, recorder, self.pacer.pushback)
