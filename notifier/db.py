@@ -6,12 +6,26 @@ module globals. Tables are created only by migrations (`python -m notifier db up
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import DateTime, Engine, MetaData, String, create_engine, event, update
+from sqlalchemy import (
+    ColumnElement,
+    DateTime,
+    Engine,
+    MetaData,
+    String,
+    bindparam,
+    create_engine,
+    event,
+    func,
+    select,
+    tuple_,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 from sqlalchemy.types import TypeDecorator
@@ -140,3 +154,24 @@ def insert_many(session: Session, table, rows: list[dict], batch: int = 5000) ->
     for start in range(0, len(rows), batch):
         connection.exec_driver_sql(sql, [tuple(value(i, row[name]) for i, name in enumerate(names))
                                          for row in rows[start:start + batch]])
+
+
+def among(session: Session, columns: Sequence, values: Sequence[tuple], batch: int = 5000) -> Iterator[ColumnElement]:
+    """Conditions that together select the rows whose `columns` hold one of `values` (tuples, one item a column).
+
+    On PostgreSQL a single condition that joins the values sent as one array per column: a few parameters instead
+    of one per value, so neither SQLAlchemy nor the driver builds a statement of thousands of placeholders, and the
+    join uses the index on `columns` (an IN list on the second column of an index scans the table). Elsewhere an
+    IN list per `batch` values."""
+    if not values:
+        return
+    if session.get_bind().dialect.name == "postgresql":
+        arrays = [bindparam(None, list(items), type_=ARRAY(column.type))
+                  for column, items in zip(columns, zip(*values, strict=True), strict=True)]
+        table = func.unnest(*arrays).table_valued(*(f"c{i}" for i in range(len(columns)))).render_derived()
+        yield tuple_(*columns).in_(select(table))
+        return
+    for start in range(0, len(values), batch):
+        part = values[start:start + batch]
+        yield columns[0].in_([v[0] for v in part]) if len(columns) == 1 else tuple_(*columns).in_(part)
+

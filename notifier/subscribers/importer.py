@@ -22,7 +22,7 @@ from typing import TextIO
 from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session
 
-from notifier.db import insert_many
+from notifier.db import among, insert_many
 from notifier.errors import NotifierError
 from notifier.status.boards import Board
 from notifier.status.history import latest_event_id
@@ -170,24 +170,21 @@ def _existing(session: Session, addresses: set[tuple[str, str]], hashed) -> _Pla
         wanted[(channel, FORGOTTEN + hashed(address))] = (channel, address)
     for channel, address in addresses:
         wanted[(channel, address)] = (channel, address)  # the plain address wins, as in `find_contact`
-    stored = sorted({a for _, a in wanted})
     found: dict[tuple[str, str], tuple[Owner, str]] = {}
-    for start in range(0, len(stored), BATCH):
-        query = select(Contact.channel, Contact.address, Contact.subscriber_id, Contact.status).where(
-            Contact.address.in_(stored[start:start + BATCH]))
+    for condition in among(session, (Contact.channel, Contact.address), sorted(wanted), BATCH):
+        query = select(Contact.channel, Contact.address, Contact.subscriber_id, Contact.status).where(condition)
         for channel, address, subscriber_id, status in session.execute(query):
-            pair = wanted.get((channel, address))
-            if pair is not None and (pair not in found or not address.startswith(FORGOTTEN)):
+            pair = wanted[(channel, address)]
+            if pair not in found or not address.startswith(FORGOTTEN):
                 found[pair] = (("old", subscriber_id), status)
     owners = sorted({owner[1] for owner, _ in found.values()})
     plan = _Plan(found, {("old", i): set() for i in owners}, {})
-    for start in range(0, len(owners), BATCH):
-        chunk = owners[start:start + BATCH]
+    for condition in among(session, (Follow.subscriber_id,), [(i,) for i in owners], BATCH):
         for subscriber_id, board, panel in session.execute(
-                select(Follow.subscriber_id, Follow.board_id, Follow.panel).where(Follow.subscriber_id.in_(chunk))):
+                select(Follow.subscriber_id, Follow.board_id, Follow.panel).where(condition)):
             plan.follows[("old", subscriber_id)].add((board, panel))
-        for subscriber_id, language in session.execute(
-                select(Subscriber.id, Subscriber.language).where(Subscriber.id.in_(chunk))):
+    for condition in among(session, (Subscriber.id,), [(i,) for i in owners], BATCH):
+        for subscriber_id, language in session.execute(select(Subscriber.id, Subscriber.language).where(condition)):
             plan.languages[("old", subscriber_id)] = language
     return plan
 
@@ -246,12 +243,10 @@ def _write(session: Session, plan: _Plan, now: datetime, source: str, confirmed:
 
 
 def _contact_ids(session: Session, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
-    wanted, ids = set(pairs), {}
-    addresses = sorted({a for _, a in pairs})
-    for start in range(0, len(addresses), BATCH):
-        query = select(Contact.channel, Contact.address, Contact.id).where(
-            Contact.address.in_(addresses[start:start + BATCH]))
-        ids.update({(c, a): i for c, a, i in session.execute(query) if (c, a) in wanted})
+    ids = {}
+    for condition in among(session, (Contact.channel, Contact.address), sorted(set(pairs)), BATCH):
+        ids.update({(c, a): i for c, a, i in session.execute(
+            select(Contact.channel, Contact.address, Contact.id).where(condition))})
     return ids
 
 
