@@ -25,7 +25,9 @@ def subscribers() -> None:
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--confirmed", is_flag=True, help="Consent was obtained elsewhere: activate without an invitation.")
 @click.option("--consent-note", default="", help="Required with --confirmed: how and when consent was obtained.")
-def import_command(path: Path, confirmed: bool, consent_note: str) -> None:
+@click.option("--workers", type=click.IntRange(min=0), default=None,
+              help="Processes checking a long file's lines (default: one per core; 0: check them here).")
+def import_command(path: Path, confirmed: bool, consent_note: str, workers: int | None) -> None:
     """Import FILE.csv (columns email, phone, board, panel, language); invite each new address to confirm."""
     if confirmed and not consent_note.strip():
         raise click.UsageError("--confirmed needs --consent-note \"…\" saying how the consent was obtained")
@@ -37,7 +39,7 @@ def import_command(path: Path, confirmed: bool, consent_note: str) -> None:
         with path.open(newline="", encoding="utf-8-sig") as handle, transaction(sessions) as session:
             ids: list[int] = []
             # One streaming pass, every bad line reported; stored a chunk at a time, so memory stays flat.
-            for rows in importer.chunks(importer.read(handle, path.name, boards, report)):
+            for rows in importer.chunks(importer.read(handle, path.name, boards, report, workers)):
                 importer.store(session, rows, now, f"import:{path.name}", confirmed, consent_note.strip(), report)
                 ids.extend(invitations.enqueue(session, config, report.invite, boards))
                 report.invite = []

@@ -7,8 +7,11 @@ parent's language (no user-facing text here).
 
 from __future__ import annotations
 
+import functools
+
 import phonenumbers
 from email_validator import EmailNotValidError, validate_email
+from phonenumbers.phonemetadata import PhoneMetadata
 
 from notifier.errors import NotifierError
 
@@ -45,11 +48,20 @@ def parse_phone(raw: str) -> str:
         raise ContactError("phone_malformed") from None
     if not phonenumbers.is_possible_number(number):
         raise ContactError("phone_malformed")
-    # The region is looked up once (it is the slow part); a number found in no region has none.
-    if phonenumbers.region_code_for_number(number) != "CA" or not phonenumbers.is_valid_number_for_region(number,
-                                                                                                           "CA"):
+    # The region is looked up once (it is the slow part); a number found in no region has none. Where Canada's
+    # metadata gives no leading digits, the lookup answers "CA" only for a number valid for Canada (it tries each
+    # +1 region's full validation in turn), so asking again would change nothing.
+    if phonenumbers.region_code_for_number(number) != "CA" or not (
+            _found_means_valid() or phonenumbers.is_valid_number_for_region(number, "CA")):
         raise ContactError("phone_not_canadian")
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+@functools.cache
+def _found_means_valid() -> bool:
+    """True when `region_code_for_number` returns "CA" only after validating the number for Canada: the region has
+    no leading digits in this version of phonenumbers' metadata (a region with them is matched on those alone)."""
+    return PhoneMetadata.metadata_for_region("CA").leading_digits is None
 
 
 def limit_key(channel: str, address: str) -> str:

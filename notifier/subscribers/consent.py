@@ -19,7 +19,7 @@ from sqlalchemy import Integer, String, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from notifier.db import Base, insert_many, utcnow
+from notifier.db import Base, among, insert_many, utcnow
 from notifier.masking import mask
 from notifier.subscribers.models import Consent
 
@@ -88,11 +88,9 @@ def withdrawn_among(session: Session, addresses: Iterable[tuple[str, str]],
                     hashed: Callable[[str], str]) -> set[tuple[str, str]]:
     """The (channel, address) pairs whose last word was a withdrawal: `has_withdrawn` for many, set-wise."""
     by_hash: dict[tuple[str, str], tuple[str, str]] = {(c, hashed(a)): (c, a) for c, a in addresses}
-    hashes = sorted({h for _, h in by_hash})
     last: dict[tuple[str, str], tuple[datetime, int, str]] = {}
-    for start in range(0, len(hashes), BATCH):
-        query = select(Consent.channel, Consent.address_hash, Consent.at, Consent.id, Consent.action).where(
-            Consent.address_hash.in_(hashes[start:start + BATCH]))
+    for condition in among(session, (Consent.address_hash,), sorted({(h,) for _, h in by_hash}), BATCH):
+        query = select(Consent.channel, Consent.address_hash, Consent.at, Consent.id, Consent.action).where(condition)
         for channel, digest, at, row_id, action in session.execute(query):
             if (channel, digest) in by_hash and (at, row_id, action) > last.get((channel, digest), (at, -1, "")):
                 last[(channel, digest)] = (at, row_id, action)

@@ -14,15 +14,21 @@ statements of `BATCH` rows. Nothing is written twice: every new row is decided o
 from __future__ import annotations
 
 import csv
+import functools
+import itertools
+import multiprocessing
+import os
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TextIO
 
-from sqlalchemy import insert, select, text
+from sqlalchemy import func, insert, select, text
 from sqlalchemy.orm import Session
 
-from notifier.db import insert_many
+from notifier.db import among, insert_many
 from notifier.errors import NotifierError
 from notifier.status.boards import Board
 from notifier.status.history import latest_event_id
@@ -37,6 +43,8 @@ PROBLEMS = {"email_invalid": "email is not a valid address", "phone_malformed": 
             "phone_not_canadian": "phone is not a Canadian number"}
 BATCH = consent.BATCH
 CHUNK = 50_000  # rows stored together: a later chunk sees what an earlier one wrote (one transaction)
+POOL_LINES = 20_000  # a shorter file is checked in-process: starting worker processes would cost more than it saves
+POOL_BATCH = 2_000  # lines per task sent to a worker
 
 
 class ImportFileError(NotifierError):
@@ -76,20 +84,76 @@ class Report:
     invite: list[Invitee] = field(default_factory=list)
 
 
-def read(handle: TextIO, name: str, boards: Mapping[str, Board], report: Report) -> Iterator[Row]:
-    """The valid rows of a CSV file; each invalid row adds one problem per mistake to `report`."""
+def read(handle: TextIO, name: str, boards: Mapping[str, Board], report: Report,
+         workers: int | None = None) -> Iterator[Row]:
+    """The valid rows of a CSV file; each invalid row adds one problem per mistake to `report`, in file order.
+
+    Checking addresses is most of an import's work, so a long file is checked by `workers` processes (default:
+    one per core) while this one stores; a file shorter than `POOL_LINES`, or `workers` 0 or 1, is checked here."""
     reader = csv.DictReader(handle)
     missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
         raise ImportFileError(f"{name}:1: missing column(s): {', '.join(missing)} (expected {', '.join(COLUMNS)})")
-    for record in reader:
-        mistakes, row = _check({k: (v or "").strip() for k, v in record.items() if k}, reader.line_num, boards)
-        report.problems.extend(f"{name}:{reader.line_num}: {m}" for m in mistakes)
+    known = {key: (board.id, board.language.value) for key, board in boards.items()}
+    records = ((reader.line_num, record) for record in reader)
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    for line, mistakes, row in _checked(records, known, workers):
+        if mistakes:
+            report.problems.extend(f"{name}:{line}: {m}" for m in mistakes)
         if row is not None:
             yield row
 
 
-def _check(record: dict[str, str], line: int, boards: Mapping[str, Board]) -> tuple[list[str], Row | None]:
+Record = tuple[int, dict[str, str]]  # (line number, the CSV row by column)
+Checked = tuple[int, list[str], Row | None]  # (line number, mistakes, the row when there are none)
+
+
+def _checked(records: Iterator[Record], boards: Mapping[str, tuple[str, str]], workers: int) -> Iterator[Checked]:
+    """Each record checked, in file order: here, or in a pool of `workers` processes once the file proves long."""
+    first = list(itertools.islice(records, POOL_LINES))
+    if workers < 2 or len(first) < POOL_LINES:
+        yield from _check_lines(first, boards)
+        yield from _check_lines(records, boards)
+        return
+    # Enough work handed out ahead that the workers keep checking while this process stores a whole chunk; the
+    # results are taken in the order the lines were given, so problems and rows keep the file's order.
+    ahead = CHUNK // POOL_BATCH + 2 * workers
+    pool = ProcessPoolExecutor(workers, mp_context=_context())
+    try:
+        pending: deque[Future[list[Checked]]] = deque()
+        for batch in _batched(itertools.chain(first, records), POOL_BATCH):
+            pending.append(pool.submit(_check_list, batch, boards))
+            if len(pending) > ahead:
+                yield from pending.popleft().result()
+        while pending:
+            yield from pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _context() -> multiprocessing.context.BaseContext | None:
+    """Fork where there is one: the workers start at once, with the address libraries already loaded (they touch
+    nothing of this process but the lines they are sent)."""
+    return multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+
+
+def _batched(records: Iterator[Record], size: int) -> Iterator[list[Record]]:
+    while batch := list(itertools.islice(records, size)):
+        yield batch
+
+
+def _check_list(records: list[Record], boards: Mapping[str, tuple[str, str]]) -> list[Checked]:
+    """A worker's task: one batch of lines checked (a list, to be sent back whole)."""
+    return list(_check_lines(records, boards))
+
+
+def _check_lines(records: Iterable[Record], boards: Mapping[str, tuple[str, str]]) -> Iterator[Checked]:
+    for line, record in records:
+        mistakes, row = _check({k: (v or "").strip() for k, v in record.items() if k}, line, boards)
+        yield line, mistakes, row
+
+
+def _check(record: dict[str, str], line: int, boards: Mapping[str, tuple[str, str]]) -> tuple[list[str], Row | None]:
     mistakes, addresses = [], []
     board = boards.get(record["board"].lower())
     if board is None:
@@ -98,20 +162,31 @@ def _check(record: dict[str, str], line: int, boards: Mapping[str, Board]) -> tu
     panel = record["panel"].lower()
     if panel not in PANELS:
         mistakes.append(f"panel {record['panel']!r} must be elementary, secondary, both or empty")
-    language = record["language"].lower() or (board.language.value if board else "en")
+    language = record["language"].lower() or (board[1] if board else "en")
     if language not in ("en", "fr"):
         mistakes.append(f"language {record['language']!r} must be en or fr")
-    for column, channel, parse in (("email", EMAIL, parse_email), ("phone", SMS, parse_phone)):
+    for column, channel in (("email", EMAIL), ("phone", SMS)):
         if record[column]:
-            try:
-                addresses.append((channel, parse(record[column])))
-            except ContactError as error:
-                mistakes.append(PROBLEMS[error.code])
+            address, problem = _address(channel, record[column])
+            if problem:
+                mistakes.append(PROBLEMS[problem])
+            else:
+                addresses.append((channel, address))
     if not record["email"] and not record["phone"]:
         mistakes.append("give an email or a phone (or both)")
     if mistakes:
         return mistakes, None
-    return [], Row(line, addresses, board.id, PANELS[panel], language)
+    return [], Row(line, addresses, board[0], PANELS[panel], language)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _address(channel: str, raw: str) -> tuple[str, str]:
+    """(address, "") or ("", the ContactError code): a list repeats a family's addresses on each of its lines, and
+    checking an address is the slow part of a line."""
+    try:
+        return (parse_email if channel == EMAIL else parse_phone)(raw), ""
+    except ContactError as error:
+        return "", error.code
 
 
 Owner = tuple[str, int]  # ("old", subscriber id) or ("new", index among the subscribers this import adds)
@@ -170,24 +245,21 @@ def _existing(session: Session, addresses: set[tuple[str, str]], hashed) -> _Pla
         wanted[(channel, FORGOTTEN + hashed(address))] = (channel, address)
     for channel, address in addresses:
         wanted[(channel, address)] = (channel, address)  # the plain address wins, as in `find_contact`
-    stored = sorted({a for _, a in wanted})
     found: dict[tuple[str, str], tuple[Owner, str]] = {}
-    for start in range(0, len(stored), BATCH):
-        query = select(Contact.channel, Contact.address, Contact.subscriber_id, Contact.status).where(
-            Contact.address.in_(stored[start:start + BATCH]))
+    for condition in among(session, (Contact.channel, Contact.address), sorted(wanted), BATCH):
+        query = select(Contact.channel, Contact.address, Contact.subscriber_id, Contact.status).where(condition)
         for channel, address, subscriber_id, status in session.execute(query):
-            pair = wanted.get((channel, address))
-            if pair is not None and (pair not in found or not address.startswith(FORGOTTEN)):
+            pair = wanted[(channel, address)]
+            if pair not in found or not address.startswith(FORGOTTEN):
                 found[pair] = (("old", subscriber_id), status)
     owners = sorted({owner[1] for owner, _ in found.values()})
     plan = _Plan(found, {("old", i): set() for i in owners}, {})
-    for start in range(0, len(owners), BATCH):
-        chunk = owners[start:start + BATCH]
+    for condition in among(session, (Follow.subscriber_id,), [(i,) for i in owners], BATCH):
         for subscriber_id, board, panel in session.execute(
-                select(Follow.subscriber_id, Follow.board_id, Follow.panel).where(Follow.subscriber_id.in_(chunk))):
+                select(Follow.subscriber_id, Follow.board_id, Follow.panel).where(condition)):
             plan.follows[("old", subscriber_id)].add((board, panel))
-        for subscriber_id, language in session.execute(
-                select(Subscriber.id, Subscriber.language).where(Subscriber.id.in_(chunk))):
+    for condition in among(session, (Subscriber.id,), [(i,) for i in owners], BATCH):
+        for subscriber_id, language in session.execute(select(Subscriber.id, Subscriber.language).where(condition)):
             plan.languages[("old", subscriber_id)] = language
     return plan
 
@@ -246,19 +318,27 @@ def _write(session: Session, plan: _Plan, now: datetime, source: str, confirmed:
 
 
 def _contact_ids(session: Session, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
-    wanted, ids = set(pairs), {}
-    addresses = sorted({a for _, a in pairs})
-    for start in range(0, len(addresses), BATCH):
-        query = select(Contact.channel, Contact.address, Contact.id).where(
-            Contact.address.in_(addresses[start:start + BATCH]))
-        ids.update({(c, a): i for c, a, i in session.execute(query) if (c, a) in wanted})
+    ids = {}
+    for condition in among(session, (Contact.channel, Contact.address), sorted(set(pairs)), BATCH):
+        ids.update({(c, a): i for c, a, i in session.execute(
+            select(Contact.channel, Contact.address, Contact.id).where(condition))})
     return ids
 
 
 def _insert_returning(session: Session, model, rows: list[dict]) -> list[int]:
-    """Insert in batches (multi-row INSERT … RETURNING); the new ids, in the order of `rows`."""
+    """Insert in bulk; the new ids, in the order of `rows`. On PostgreSQL the ids are drawn from the table's
+    sequence in one statement and the rows go in by COPY (a multi-row INSERT … RETURNING of 5,000 rows is a
+    statement of 15,000 placeholders that the driver parses anew each time); elsewhere INSERT … RETURNING."""
+    if not rows:
+        return []
+    table = model.__table__
+    if session.get_bind().dialect.name == "postgresql":
+        sequence = func.pg_get_serial_sequence(table.name, table.c.id.name)
+        ids = list(session.scalars(select(func.nextval(sequence)).select_from(func.generate_series(1, len(rows)))))
+        insert_many(session, table, [{"id": i, **row} for i, row in zip(ids, rows, strict=True)], BATCH)
+        return ids
     ids: list[int] = []
-    statement = insert(model.__table__).returning(model.__table__.c.id, sort_by_parameter_order=True)
+    statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
     for start in range(0, len(rows), BATCH):
         ids.extend(session.execute(statement, rows[start:start + BATCH]).scalars())
     return ids

@@ -218,3 +218,27 @@ def test_a_file_stored_a_chunk_at_a_time_ends_as_if_stored_at_once(runner, tmp_p
                                                                       "ann@example.org,,peel,elementary,en\n"))
     assert "2 row(s) stored, 1 unchanged" in result.output
     assert everything(sessions) == {"Subscriber": 1, "Contact": 2, "Follow": 3, "Consent": 2}
+
+
+def test_a_long_file_checked_by_worker_processes_reports_the_same_problems_on_the_same_lines(runner, tmp_path, sessions,
+                                                                                           monkeypatch):
+    from notifier.subscribers import importer
+
+    monkeypatch.setattr(importer, "POOL_LINES", 4)  # "long" from 4 lines, 3 lines per task: several tasks, in order
+    monkeypatch.setattr(importer, "POOL_BATCH", 3)
+    lines = ["email,phone,board,panel,language"] + [f"p{i}@example.org,613-555-{i:04d},tdsb,,en" for i in range(1, 15)]
+    lines[2], lines[7] = "p2@example,,tdsb,,en", "p7@example.org,+1 876 555 0133,peel,middle,de"
+    lines[11] = '"p11@example.org",,"no\nboard",,'  # a quoted line break: the next record starts two lines down
+    path = _write(tmp_path, "\n".join(lines) + "\n")
+    pooled = runner.invoke("subscribers", "import", path, "--workers", "2")
+    here = runner.invoke("subscribers", "import", path, "--workers", "0")  # everything already stored: unchanged
+    problems = [line for line in pooled.output.splitlines() if line.startswith("contacts.csv:")]
+    assert problems == [line for line in here.output.splitlines() if line.startswith("contacts.csv:")]
+    assert problems == ["contacts.csv:3: email is not a valid address",
+                        "contacts.csv:8: panel 'middle' must be elementary, secondary, both or empty",
+                        "contacts.csv:8: language 'de' must be en or fr",
+                        "contacts.csv:8: phone is not a Canadian number",
+                        "contacts.csv:13: board 'no\\nboard' is not a board id in boards.yaml"]
+    assert "11 row(s) stored, 0 unchanged, 5 problem(s)" in pooled.output
+    assert "0 row(s) stored, 11 unchanged, 5 problem(s)" in here.output
+    assert everything(sessions)["Contact"] == 22
