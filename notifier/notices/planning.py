@@ -77,11 +77,9 @@ class Watermark:
         return max(own, floor)
 
     def column(self):
-        """`seen` as an SQL expression over the contacts table (portable: no GREATEST in SQLite)."""
+        """`seen` as an SQL expression, for contacts past any pass record (the ranges a pass plans): the contact's
+        own mark where it is above the cursor, else the cursor (portable: SQLite has no GREATEST)."""
         floor = literal(self.cursor, Integer())
-        if self.pass_contact:
-            floor = case((Contact.id <= self.pass_contact, literal(max(self.cursor, self.pass_events), Integer())),
-                         else_=floor)
         return case((Contact.seen_event_id > floor, Contact.seen_event_id), else_=floor)
 
 
@@ -127,8 +125,7 @@ def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime, bat
             created = result.created
             _plan_range(session, settings, events, boards, newest, now, last_id, upper, families, mark.cursor,
                         result)
-            _set_state(session, PASS_EVENTS, newest)
-            _set_state(session, PASS_CONTACT, upper)
+            _set_pass(session, newest, upper)
             last_id = upper
         if planned is not None and result.created > created:
             planned()
@@ -140,8 +137,7 @@ def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime, bat
     with sessions() as session, session.begin():
         hold_lock(session, "plan")
         _set_state(session, CURSOR, max(newest, _state(session, CURSOR)))
-        _set_state(session, PASS_EVENTS, 0)
-        _set_state(session, PASS_CONTACT, 0)
+        _set_pass(session, 0, 0)
     if result.contacts:
         took = time.monotonic() - started
         log.info("planned %d digest(s) for %d contact(s) in %.1f s, %.0f contacts/s (events up to %d; %d merged or "
@@ -163,8 +159,7 @@ def _settle_pass(sessions: sessionmaker[Session], mark: Watermark, events: dict[
                             .values(seen_event_id=mark.pass_events).execution_options(synchronize_session=False))
     with sessions() as session, session.begin():
         hold_lock(session, "plan")
-        _set_state(session, PASS_EVENTS, 0)
-        _set_state(session, PASS_CONTACT, 0)
+        _set_pass(session, 0, 0)
 
 
 def _newer_news(sessions: sessionmaker[Session], newest: int, newer: Callable[[], bool] | None) -> bool:
@@ -412,6 +407,12 @@ def _load_missing(session: Session, events: dict[int, Event], wanted: Iterable[i
 def _state(session: Session, name: str) -> int:
     state = session.get(ClockState, name)
     return state.number if state else 0
+
+
+def _set_pass(session: Session, events: int, contact: int) -> None:
+    """Record the pass under way (its newest event, its last planned contact id); 0, 0 when there is none."""
+    _set_state(session, PASS_EVENTS, events)
+    _set_state(session, PASS_CONTACT, contact)
 
 
 def _set_state(session: Session, name: str, value: int) -> None:
