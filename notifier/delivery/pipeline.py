@@ -61,10 +61,19 @@ class Pipeline:
 
     def run(self, stop: threading.Event, until_idle: bool, now: datetime | None = None) -> None:
         """Reconcile, then claim and send; returns when idle (`until_idle`) or stopped."""
-        with self.sessions() as session, session.begin():
-            left = hand_back(session, self.name, self.registration.token)
-        if left:
-            log.warning("%s: %d message(s) claimed before the sending loop failed will be reconciled", self.name, left)
+        alone = self.registration.start(self.name)
+        try:
+            self._run(stop, until_idle, now, alone)
+        finally:
+            self.registration.finish(self.name)
+
+    def _run(self, stop: threading.Event, until_idle: bool, now: datetime | None, alone: bool) -> None:
+        if alone:  # a sibling drain of this process (same token) may have rows in flight: never hand those back
+            with self.sessions() as session, session.begin():
+                left = hand_back(session, self.name, self.registration.token)
+            if left:
+                log.warning("%s: %d message(s) claimed before the sending loop failed will be reconciled", self.name,
+                            left)
         recorder = Recorder(self.sessions)
         senders = [threading.Thread(target=self._send_loop, args=(stop, recorder), name=f"send-{self.name}-{i}",
                                     daemon=True) for i in range(self.threads)]

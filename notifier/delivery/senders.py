@@ -14,7 +14,7 @@ import os
 import secrets
 import socket
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import Integer, String, select, update
@@ -118,6 +118,18 @@ class Registration:
     users: int = 0
     beat_ok_at: float = 0.0
     taken_over: bool = False
+    running: dict[str, int] = field(default_factory=dict)  # channel -> this process's pipelines sending it now
+
+    def start(self, channel: str) -> bool:
+        """Count a pipeline of `channel` in; True when it is the only one (its claims left over are then a failed
+        run's, not a sibling's still in flight)."""
+        with _lock:
+            self.running[channel] = self.running.get(channel, 0) + 1
+            return self.running[channel] == 1
+
+    def finish(self, channel: str) -> None:
+        with _lock:
+            self.running[channel] -= 1
 
     @property
     def token(self) -> str:
