@@ -7,8 +7,9 @@ is 1, so sends are evenly spaced, never bunched (a burst at the end of one secon
 next would break the cap in the second between). Each sending thread reserves the next free slot by asking the
 bucket at that slot's own time, then sleeps until it. A thread that wakes more than `JITTER` after its slot (the
 machine was busy) gives the slot up and reserves another, rather than send late into the next slot's second: a
-late send plus the on-time ones after it would put more than the cap into one second. Slots are reserved at most
-`HORIZON` ahead.
+late send plus the on-time ones after it would put more than the cap into one second; the sender asks again
+(`on_time`) just before it hands the message over. A thread stopped before its slot leaves it unused rather than
+send early. Slots are reserved at most `HORIZON` ahead.
 
 Sends are spaced a little wider than 1/cap when the cap is small, so that a few milliseconds of network jitter can
 never put cap + 1 messages into one second (the busiest second stays within 5 % of the cap).
@@ -140,7 +141,9 @@ class Pacer:
                 continue
             if decision.allowed:
                 _wait(stop, (at - _ms()) / 1000)
-                if _ms() - at <= JITTER * 1000 or stop is not None and stop.is_set():
+                if stop is not None and stop.is_set():
+                    return None  # stopping: the slot goes unused (sending it early would crowd its second)
+                if self.on_time(at / 1000):
                     return at / 1000
                 at = _ms()  # woke too late (a busy machine): sending now could crowd the next second; take a new slot
                 continue
@@ -151,6 +154,12 @@ class Pacer:
                 now = _ms()
             at = max(slot, now)
         return None
+
+    @staticmethod
+    def on_time(slot: float) -> bool:
+        """Whether a send may still use `slot` (epoch seconds): past it by more than `JITTER`, it would crowd the
+        second that follows, so the caller takes another slot instead."""
+        return time.time() - slot <= JITTER
 
     def _complain(self, what: str) -> None:
         if time.monotonic() - self._complained > 30:
