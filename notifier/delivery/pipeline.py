@@ -112,6 +112,7 @@ class Pipeline:
                 continue
             room = self._target() - self.jobs.qsize()
             if room <= 0:
+                self._safely(self._newest_event)  # for the senders' check at their slot, which reads no database
                 stop.wait(0.02)
                 continue
             with self.sessions() as session, session.begin():
@@ -139,11 +140,12 @@ class Pipeline:
             del self.unsettled[:len(ids)]
 
     def _target(self) -> int:
-        """Jobs to keep queued: about one second of what this process has been sending, at least two per thread."""
+        """Jobs to keep queued: about one second of what this process has been sending, at least one per thread (the
+        threads hold one each besides: more would only be more built messages a correction may overtake)."""
         now = time.monotonic()
         while self.sent_times and self.sent_times[0] < now - 2.0:
             self.sent_times.popleft()
-        return max(2 * self.threads, math.ceil(len(self.sent_times) / 2.0))
+        return max(self.threads, math.ceil(len(self.sent_times) / 2.0))
 
     def _build(self, builder, ids: list[int], token: str) -> list[Job]:
         """Jobs for claimed rows; a row that cannot be built fails alone, with the reason."""
@@ -172,18 +174,19 @@ class Pipeline:
                                 .values(status=RowStatus.FAILED.value, failure=Failure.MESSAGE.value,
                                         last_error=reason[:500]))
             settled = {job.row_id for job in jobs} | set(gone) | set(broken)
-            missing = [i for i in ids if i not in settled]  # the composer returned nothing for them
-            if missing:
-                session.execute(update(OutboxRow).where(OutboxRow.id.in_(missing), OutboxRow.claim == token,
-                                                        OutboxRow.status == RowStatus.SENDING.value)
-                                .values(status=RowStatus.CANCELLED.value, last_error="nothing to send"))
-        self.stats.add("cancelled", self.name, len(gone) + len(missing))
+            missing = [i for i in ids if i not in settled]  # the composer returned nothing (or put them back)
+            empty = session.execute(
+                update(OutboxRow).where(OutboxRow.id.in_(missing), OutboxRow.claim == token,
+                                        OutboxRow.status == RowStatus.SENDING.value)
+                .values(status=RowStatus.CANCELLED.value, last_error="nothing to send")).rowcount if missing else 0
+        self.stats.add("cancelled", self.name, len(gone) + (empty or 0))
         self.stats.add("failed", self.name, len(broken))
         return jobs
 
-    def _newest_event(self, fresh: bool = False) -> int:
-        """The newest change event id, read at most every NEWEST_EVENT_EVERY seconds (unless `fresh`)."""
-        if fresh or time.monotonic() - self._newest_read >= NEWEST_EVENT_EVERY:
+    def _newest_event(self, fresh: bool = False, look: bool = True) -> int:
+        """The newest change event id, read at most every NEWEST_EVENT_EVERY seconds (unless `fresh`); without
+        `look`, the last one read (the claim loop keeps it fresh)."""
+        if fresh or look and time.monotonic() - self._newest_read >= NEWEST_EVENT_EVERY:
             try:
                 with self.sessions() as session:
                     self._newest, self._newest_read = latest_event_id(session), time.monotonic()
@@ -191,13 +194,14 @@ class Pipeline:
                 log.warning("%s: could not read the newest change event", self.name, exc_info=True)
         return self._newest
 
-    def _still_true(self, job: Job, token: str) -> Job | None:
+    def _still_true(self, job: Job, token: str, look: bool = True) -> Job | None:
         """The job to send now: rebuilt when a change was recorded since it was built (the composer leaves out,
-        and settles, a message a correction overtook); None when nothing is to be sent any more."""
+        and settles, a message a correction overtook); None when nothing is to be sent any more. Without `look`
+        it compares with the newest change already read, so it costs nothing unless a change came."""
         built = self.built_through.get(job.row_id)
         if built is None or not job.message.reference.startswith("digest-"):
             return job
-        newest = self._newest_event()
+        newest = self._newest_event(look=look)
         if newest <= built:
             return job
         rebuilt = self._build(self.compose(self.sessions, self.settings), [job.row_id], token)
@@ -271,19 +275,23 @@ class Pipeline:
     def _send(self, stop: threading.Event, channel: Channel, job: Job, recorder: Recorder) -> None:
         token = self.registration.token
         # Checked before it takes a slot (a job a correction overtook while queued uses none: at a long code's one
-        # text a second, a queue of stale jobs would otherwise leave seconds unused), and again once its slot comes.
-        job = self._still_true(job, token)
-        if job is None:
-            return
-        if self.paused or not self.registration.may_send() or not self.pacer.acquire(stop):
-            self.built_through.pop(job.row_id, None)
-            if self.registration.may_send():
-                release(self.sessions, [job.row_id], token)
-            return
+        # text a second, a queue of stale jobs would otherwise leave seconds unused), and again once its slot comes,
+        # then against the clock: nothing between the slot and the provider may read the database or run late.
         fresh = self._still_true(job, token)
-        self.built_through.pop(job.row_id, None)
-        if fresh is None:  # overtaken while it waited for its turn: settled by the composer, its slot unused
+        while fresh is not None:
+            slot = None if self.paused or not self.registration.may_send() else self.pacer.acquire(stop)
+            if slot is None:
+                self.built_through.pop(fresh.row_id, None)
+                if self.registration.may_send():
+                    release(self.sessions, [fresh.row_id], token)
+                return
+            fresh = self._still_true(fresh, token, look=False)
+            # Late (a rebuild, a busy machine), it leaves its slot unused and waits for another.
+            if fresh is not None and self.pacer.on_time(slot):
+                break
+        if fresh is None:  # overtaken while it waited: the composer settled it
             return
+        self.built_through.pop(fresh.row_id, None)
         outcome = send_one(self.sessions, self.settings, channel, fresh, token, recorder, self.pacer.pushback)
         if outcome == SENT:
             self.sent_times.append(time.monotonic())
