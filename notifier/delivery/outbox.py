@@ -31,10 +31,13 @@ class RowStatus(StrEnum):
 
 
 class Priority:
-    """Claiming order: what a parent waits for on a page or a phone, then every digest (urgent ones first)."""
+    """Claiming order: what a parent waits for on a page or a phone, then the end of a closure (a correction goes
+    before the stale closures it overtook, which are only settled when claimed), then every digest (urgent ones
+    first)."""
 
     ACCOUNT = 0  # confirmations, manage links, replies to texted keywords
-    DIGEST = 1
+    ENDING = 1  # digests saying a closure is over or called off (migration 0016)
+    DIGEST = 2
 
 
 class Failure(StrEnum):
@@ -80,7 +83,7 @@ class OutboxRow(Base):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
-    priority: Mapped[int] = mapped_column(Integer, default=Priority.DIGEST, server_default="1")
+    priority: Mapped[int] = mapped_column(Integer, default=Priority.DIGEST, server_default="2")
     # A message whose words were fixed when it was asked for (JSON, see `delivery.express`); erased once settled.
     payload: Mapped[str | None] = mapped_column(Text, nullable=True)
     failure: Mapped[str | None] = mapped_column(String(16), nullable=True)

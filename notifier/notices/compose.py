@@ -13,8 +13,9 @@ query per claimed batch while nothing new was recorded, and no rewriting of the 
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier import links
@@ -30,6 +31,7 @@ from notifier.status.history import BoardState, ChangeEvent
 from notifier.subscribers.models import Contact, ContactStatus, Follow, Subscriber
 
 log = logging.getLogger(__name__)
+DEFER = timedelta(seconds=2)  # how long a digest waits for an older one of its contact still being sent
 
 
 class MessageBuilder:
@@ -62,7 +64,9 @@ class MessageBuilder:
                 self.events[event.id] = Event.from_row(event)
             live = [row for row in rows if row[9] == ContactStatus.ACTIVE.value]
             overtaken = self._overtaken(session, live) if supersede else []
+            behind = self._behind_older(session, live) if supersede else []
         stale = self._supersede(overtaken) if overtaken else set()
+        stale |= self._defer([row for row in behind if row[0] not in stale])
         jobs, gone = [], []
         for row in rows:
             row_id, channel, stored, key, attempts, claim, claimed_at, contact_id, address, status = row[:10]
@@ -108,6 +112,30 @@ class MessageBuilder:
             if any(e.id > newest[row[0]] and e.family in families and relevant(e, follows, row[12]) for e in later):
                 stale.append(row)
         return stale
+
+    def _behind_older(self, session: Session, rows: list) -> list:
+        """The rows whose contact has an older digest still being sent: whether that one leaves or is overtaken
+        decides what this one should say (a correction claimed first, say, while the closure it corrects waits
+        in another sender's queue: if the closure never leaves, neither may the correction)."""
+        older = dict(session.execute(
+            select(OutboxRow.contact_id, func.min(OutboxRow.id))
+            .where(OutboxRow.contact_id.in_({row[7] for row in rows}), OutboxRow.status == RowStatus.SENDING.value,
+                   OutboxRow.payload.is_(None))
+            .group_by(OutboxRow.contact_id)).all()) if rows else {}
+        return [row for row in rows if older.get(row[7], row[0]) < row[0]]
+
+    def _defer(self, rows: list) -> set[int]:
+        """Put rows back for a little later (only while still claimed as built): the older digest is settled
+        by then."""
+        if not rows:
+            return set()
+        later = utcnow() + DEFER
+        with self.sessions() as session, session.begin():
+            done = {row[0] for row in rows if session.execute(
+                update(OutboxRow).where(OutboxRow.id == row[0], OutboxRow.claim == row[5],
+                                        OutboxRow.status == RowStatus.SENDING.value)
+                .values(status=RowStatus.PENDING.value, claim=None, claimed_at=None, due_at=later)).rowcount}
+        return done
 
     def _supersede(self, stale: list) -> set[int]:
         """Mark stale rows `superseded` (only while still claimed as built) and plan their contacts again."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from notifier.status.boards import Board, Panel, Status
 from notifier.status.changes import Change, Kind
@@ -78,14 +78,34 @@ class NetChange:
 
     @property
     def urgent(self) -> bool:
-        """A panel closing now, or a closure announced ahead; never what happened by itself, as announced."""
+        """A panel closing now, or a closure announced ahead, or either called off; never what happened by itself,
+        as announced."""
         if self.scheduled:
             return False
-        if self.kind == Kind.PANEL_STATUS.value:
-            return self.after == Status.CLOSED.value
-        if self.kind in (Kind.PERIOD_ADDED.value, Kind.PERIOD_CHANGED.value):
-            return (self.after or {}).get("status") == Status.CLOSED.value
-        return False
+        return _closed(self.kind, self.after) or self.ends_closure
+
+    @property
+    def ends_closure(self) -> bool:
+        """A closure parents heard of is over or called off: whoever heard it may be changing their plans now, so
+        this goes before every other digest (a correction overtakes the closure it corrects)."""
+        return not self.scheduled and _closed(self.kind, self.before) and not _closed(self.kind, self.after)
+
+
+def _closed(kind: str, state: Any) -> bool:
+    """Whether `state` (a panel's status, or an announced period) of a change of `kind` means schools closed."""
+    if kind == Kind.PANEL_STATUS.value:
+        return state == Status.CLOSED.value
+    if kind in (Kind.PERIOD_ADDED.value, Kind.PERIOD_CHANGED.value, Kind.PERIOD_REMOVED.value):
+        return (state or {}).get("status") == Status.CLOSED.value
+    return False
+
+
+class Selection(NamedTuple):
+    """What one family's digest says: its events, whether it is urgent, whether it ends a closure."""
+
+    events: list[Event]
+    urgent: bool = False
+    ends_closure: bool = False
 
 
 def relevant(event: Event, follows: Follows, notify_on_effect: bool) -> bool:
@@ -116,14 +136,15 @@ def net(events: Iterable[Event]) -> list[NetChange]:
     return changes
 
 
-def select_for(events: Iterable[Event], follows: Follows, notify_on_effect: bool) -> tuple[list[Event], bool]:
-    """The events worth a digest for one family, and whether it is urgent; ([], False) when nothing nets out."""
+def select_for(events: Iterable[Event], follows: Follows, notify_on_effect: bool) -> Selection:
+    """The events worth a digest for one family; no events when nothing nets out."""
     chosen = [e for e in events if relevant(e, follows, notify_on_effect)]
     changes = net(chosen)
     if not changes:
-        return [], False
+        return Selection([])
     kept = {i for c in changes for i in c.events}
-    return [e for e in chosen if e.id in kept], any(c.urgent for c in changes)
+    return Selection([e for e in chosen if e.id in kept], any(c.urgent for c in changes),
+                     any(c.ends_closure for c in changes))
 
 
 def follows_of(rows: Iterable[tuple[str, str]]) -> Follows:

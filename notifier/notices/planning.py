@@ -37,7 +37,7 @@ from notifier.config import Settings
 from notifier.db import UtcDateTime, hold_lock, insert_new
 from notifier.delivery.outbox import PLANNED_THROUGH, ClockState, OutboxRow, Priority, RowStatus, event_ids
 from notifier.notices import quiet_hours
-from notifier.notices.digests import Event, Follows, follows_of, select_for
+from notifier.notices.digests import Event, Follows, Selection, follows_of, select_for
 from notifier.status.history import ChangeEvent, latest_event_id
 from notifier.subscribers.models import Contact, ContactStatus, Follow, Subscriber
 
@@ -263,19 +263,20 @@ def _insert_profiles(session: Session, settings: Settings, events: dict[int, Eve
                      result: PlanResult) -> list[int]:
     """Decide each profile's digest once and write the range's rows set-wise; return the contacts whose profile
     is none of those found (their family changed its follows since the GROUP BY, say): they go one by one."""
-    known, stored_of, urgent_of, due_of = [], [], [], []
+    known, stored_of, urgent_of, priority_of, due_of = [], [], [], [], []
     decided: dict[tuple, tuple[str, bool]] = {}
     for *profile, channel, frequency, count in found:
         seen, notify, *mask_values = profile
         same = and_(*(column == literal(value) for column, value in zip(profile_columns, profile, strict=True)))
         if tuple(profile) not in decided:
             follows = _unmask(boards, [int(value or 0) for value in mask_values])
-            chosen, urgent = select_for([e for i, e in sorted(events.items()) if i > seen], follows, bool(notify))
-            decided[tuple(profile)] = (",".join(str(e.id) for e in chosen), urgent)
+            chosen = select_for([e for i, e in sorted(events.items()) if i > seen], follows, bool(notify))
+            decided[tuple(profile)] = (",".join(str(e.id) for e in chosen.events), chosen.urgent)
             known.append((same, literal(1, Integer())))
-            if chosen:
+            if chosen.events:
                 stored_of.append((same, literal(decided[tuple(profile)][0], Text())))
-                urgent_of.append((same, literal(urgent, Boolean())))
+                urgent_of.append((same, literal(chosen.urgent, Boolean())))
+                priority_of.append((same, literal(_priority(chosen), Integer())))
         stored, urgent = decided[tuple(profile)]
         result.contacts += count
         if stored:
@@ -289,7 +290,8 @@ def _insert_profiles(session: Session, settings: Settings, events: dict[int, Eve
     planned = in_range(
         Contact.id.label("contact_id"), Contact.channel.label("channel"),
         case(*stored_of, else_=null()).label("event_ids"), case(*urgent_of, else_=False).label("urgent"),
-        case(*due_of, else_=null()).label("due_at"), behind.label("behind"),
+        case(*due_of, else_=null()).label("due_at"), case(*priority_of, else_=Priority.DIGEST).label("priority"),
+        behind.label("behind"),
     )
     postgres = session.get_bind().dialect.name == "postgresql"
     planned = planned.cte("planned") if postgres else planned.subquery("planned")
@@ -297,7 +299,7 @@ def _insert_profiles(session: Session, settings: Settings, events: dict[int, Eve
                "digest_key": literal(key, String()), "event_ids": planned.c.event_ids,
                "urgent": planned.c.urgent, "attempts": literal(0, Integer()),
                "status": literal(RowStatus.PENDING.value, String()), "created_at": literal(now, UtcDateTime()),
-               "due_at": planned.c.due_at, "priority": literal(Priority.DIGEST, Integer())}
+               "due_at": planned.c.due_at, "priority": planned.c.priority}
     # A row already written for the same events and contact (a pass repeated by hand, say) is left as it was.
     writing = insert_new(session, OutboxRow.__table__).from_select(
         list(columns), select(*columns.values()).where(planned.c.event_ids.is_not(None))
@@ -368,8 +370,8 @@ def _plan_batch(session: Session, settings: Settings, batch: list, events: dict[
         merged.setdefault(contact_id, []).extend(event_ids(stored))
         result.cancelled += 1
     _load_missing(session, events, (i for found in merged.values() for i in found))
-    decided: dict[tuple, tuple[list[Event], bool]] = {}
-    groups: dict[tuple[str, bool, str, str], list[int]] = {}  # (events, urgent, channel, frequency) -> contacts
+    decided: dict[tuple, Selection] = {}
+    groups: dict[tuple[str, bool, int, str, str], list[int]] = {}  # (events, urgent, priority, channel, frequency)
     for contact in batch:
         follows: Follows = follows_of(pairs.get(contact.subscriber_id, ()))
         seen = mark.seen(contact.id, contact.seen_event_id)
@@ -377,24 +379,30 @@ def _plan_batch(session: Session, settings: Settings, batch: list, events: dict[
         profile = (tuple(sorted(follows.items())), contact.notify_on_effect, tuple(candidates))
         if profile not in decided:
             decided[profile] = select_for([events[i] for i in candidates], follows, contact.notify_on_effect)
-        chosen, urgent = decided[profile]
+        chosen = decided[profile]
         result.contacts += 1
-        if not chosen:
+        if not chosen.events:
             continue
-        stored = ",".join(str(e.id) for e in chosen)
-        groups.setdefault((stored, urgent, contact.channel, contact.frequency), []).append(contact.id)
+        stored = ",".join(str(e.id) for e in chosen.events)
+        key_of = (stored, chosen.urgent, _priority(chosen), contact.channel, contact.frequency)
+        groups.setdefault(key_of, []).append(contact.id)
     # Set-wise: one INSERT ... SELECT per distinct digest in the batch (usually one or two), urgent ones first.
-    for (stored, urgent, channel, frequency), members in sorted(groups.items(), key=lambda g: not g[0][1]):
+    for (stored, urgent, priority, channel, frequency), members in sorted(groups.items(), key=lambda g: not g[0][1]):
         due = quiet_hours.due_at(settings, channel, frequency, urgent, now)
         columns = {"contact_id": Contact.id, "channel": Contact.channel,
                    "digest_key": literal(key or f"events-{newest}", String()), "event_ids": literal(stored, Text()),
                    "urgent": literal(urgent, Boolean()), "attempts": literal(0, Integer()),
                    "status": literal(RowStatus.PENDING.value, String()), "created_at": literal(now, UtcDateTime()),
-                   "due_at": literal(due, UtcDateTime()), "priority": literal(Priority.DIGEST, Integer())}
+                   "due_at": literal(due, UtcDateTime()), "priority": literal(priority, Integer())}
         session.execute(insert(OutboxRow).from_select(
             list(columns), select(*columns.values()).where(Contact.id.in_(members))))
         result.created += len(members)
     session.execute(update(Contact).where(Contact.id.in_(ids)).values(seen_event_id=newest))
+
+
+def _priority(chosen: Selection) -> int:
+    """Where a digest goes in the claiming order: the end of a closure before the rest."""
+    return Priority.ENDING if chosen.ends_closure else Priority.DIGEST
 
 
 def _load_missing(session: Session, events: dict[int, Event], wanted: Iterable[int]) -> None:

@@ -35,7 +35,7 @@ class Preview:
 def preview(old: Board | None, new: Board, language: str, settings: Settings) -> Preview:
     """The exact digest for old → new, rendered by the same functions the real digests use."""
     events = [Event.from_change(i, change, new) for i, change in enumerate(diff(old, new), start=1)]
-    chosen, _ = select_for(events, {new.id: frozenset(PANELS)}, notify_on_effect=True)
+    chosen = select_for(events, {new.id: frozenset(PANELS)}, notify_on_effect=True).events
     email = render.render_digest(chosen, {new.id: new}, language, "email", settings)
     sms = render.render_digest(chosen, {new.id: new}, language, "sms", settings)
     email = email.personal(settings, subscriber_id=0, contact_id=0)

@@ -56,16 +56,20 @@ class Change:
 
     @property
     def urgent(self) -> bool:
-        """Closures go out at once to everyone concerned, whatever their frequency or quiet hours.
+        """Closures, and their end, go out at once to everyone concerned, whatever their frequency or quiet hours.
 
-        That is a panel closing now, or a closure announced ahead; never what happens as announced.
+        That is a panel closing now or a closure announced ahead, or either of them over or called off (parents who
+        heard of it are making plans around it); never what happens as announced.
         """
         if self.scheduled:
             return False
+        return self._closed(self.after) or self._closed(self.before)
+
+    def _closed(self, state: Any) -> bool:
         if self.kind in (Kind.STATUS, Kind.PANEL_STATUS):
-            return self.after == Status.CLOSED.value
-        if self.kind in (Kind.PERIOD_ADDED, Kind.PERIOD_CHANGED):
-            return (self.after or {}).get("status") == Status.CLOSED.value
+            return state == Status.CLOSED.value
+        if self.kind in PERIOD_KINDS:
+            return (state or {}).get("status") == Status.CLOSED.value
         return False
 
     def panels(self) -> tuple[Panel, ...]:

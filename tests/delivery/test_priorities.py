@@ -13,7 +13,7 @@ from notifier.db import transaction, utcnow
 from notifier.delivery import express
 from notifier.delivery.channels import Message
 from notifier.delivery.claims import claim
-from notifier.delivery.outbox import OutboxRow
+from notifier.delivery.outbox import OutboxRow, Priority
 from tests.conftest import NOW, outbox_rows
 
 LATER = NOW + timedelta(minutes=1)
@@ -37,6 +37,16 @@ def test_claims_take_account_messages_then_urgent_digests_then_the_rest(run, ses
     with sessions() as session, session.begin():
         order = [claim(session, "sms", LATER, 1, "t")[0] for _ in range(5)]
     assert order == [reply, rows[2], rows[3], rows[0], rows[1]]
+
+
+def test_the_end_of_a_closure_is_claimed_before_older_urgent_digests(run, sessions, subscribe, boards):
+    _fan_out(run, boards, subscribe, 3)
+    rows = [row.id for row in outbox_rows(sessions)]
+    with sessions() as session, session.begin():  # the newest row says the closure is off (a correction)
+        session.execute(update(OutboxRow).where(OutboxRow.id == rows[2]).values(priority=Priority.ENDING))
+    with sessions() as session, session.begin():
+        order = [claim(session, "sms", LATER, 1, "t")[0] for _ in range(3)]
+    assert order == [rows[2], rows[0], rows[1]]
 
 
 def test_a_confirmation_asked_for_during_a_fan_out_arrives_within_seconds(

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from notifier.delivery.claims import claim
 from notifier.delivery.drain import drain
+from notifier.delivery.outbox import Priority
 from notifier.notices.compose import MessageBuilder
 from notifier.status import cycle
 from tests.conftest import NOW, outbox_rows
@@ -114,3 +115,33 @@ def test_a_reconciliation_rebuilds_the_message_as_it_was(run, sessions, subscrib
     jobs, _ = MessageBuilder(sessions, fast_settings).build(claimed, supersede=False)
     assert len(jobs) == 1 and "closed" in jobs[0].message.text.lower()
     assert [row.status for row in outbox_rows(sessions)] == ["sending"]
+
+
+def test_the_correction_of_a_closure_a_parent_heard_is_urgent_and_claimed_before_other_digests(
+    run, sessions, subscribe, boards, fast_settings, smtp_server
+):
+    run()
+    subscribe(phone=None)
+    _closure_planned(run, boards)
+    _send(sessions, fast_settings, "email")
+    boards.update("tdsb", status="open")
+    run(LATER + timedelta(minutes=1), deliver=False)
+    correction = next(row for row in outbox_rows(sessions) if row.status == "pending")
+    assert correction.urgent and correction.priority == Priority.ENDING
+
+
+def test_a_correction_waits_while_the_closure_it_corrects_is_still_being_sent(
+    run, sessions, subscribe, boards, fast_settings, twilio_server
+):
+    run()
+    subscribe(email=None)
+    _closure_planned(run, boards)
+    with sessions() as session, session.begin():
+        claim(session, "sms", LATER + timedelta(hours=1), 10, "another-sender")  # the closure, in another queue
+    boards.update("tdsb", status="open")
+    run(LATER + timedelta(minutes=1), deliver=False)  # plans "open again", in case the closure leaves
+    with sessions() as session, session.begin():
+        correction = claim(session, "sms", LATER + timedelta(hours=1), 10, "test-claim")
+    jobs, gone = MessageBuilder(sessions, fast_settings).build(correction)
+    assert jobs == [] and gone == []
+    assert sorted(row.status for row in outbox_rows(sessions)) == ["pending", "sending"]

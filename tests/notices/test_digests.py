@@ -143,6 +143,22 @@ def test_a_closure_is_texted_during_quiet_hours(run, subscribe, boards, fast_env
     assert "Secondary schools are closed to students." in twilio_server.messages[0]["body"]
 
 
+def test_a_closure_called_off_is_texted_during_quiet_hours_to_who_heard_it(
+    run, subscribe, boards, fast_env, twilio_server, smtp_server
+):
+    from notifier.config import Settings
+
+    settings = Settings.from_env({**fast_env, "NOTIFIER_SMS_QUIET_HOURS": "21:00-07:00"})
+    night = datetime.fromisoformat("2026-11-23T23:30:00-05:00")
+    run(night, settings)
+    subscribe(frequency="daily")
+    boards.update("tdsb", status="closed")
+    run(night + timedelta(minutes=1), settings)
+    boards.update("tdsb", status="open")
+    run(night + timedelta(minutes=2), settings)
+    assert len(twilio_server.messages) == 2 and len(smtp_server[0].messages()) == 2
+
+
 def test_a_change_undone_before_it_went_out_sends_nothing(
     run, sessions, subscribe, boards, smtp_server, twilio_server
 ):

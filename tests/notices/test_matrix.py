@@ -207,7 +207,7 @@ def plain(text: str) -> str:
 def render(row: Row, language: str, channel: str):
     events, boards = row.events()
     # What a family following both panels of every board, and asking to hear "now in effect", is sent.
-    events, _urgent = select_for(events, {board_id: frozenset(PANELS) for board_id in boards}, True)
+    events = select_for(events, {board_id: frozenset(PANELS) for board_id in boards}, True).events
     assert events, f"{row.name}: the change made no event"
     return render_digest(events, boards, language, channel, SETTINGS)
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from sqlalchemy import event, update
 
-from notifier.delivery.outbox import OutboxRow
+from notifier.delivery.outbox import OutboxRow, Priority
 from notifier.notices import planning
 from notifier.status import cycle
 from notifier.status.history import latest_event_id
@@ -72,7 +72,7 @@ def test_urgent_and_quiet_hours_decisions_are_kept_per_group(sessions, settings,
     _closure_recorded(sessions, settings, boards, 3)
     planning.plan(sessions, settings, NOW + timedelta(minutes=1))
     rows = outbox_rows(sessions)
-    assert len(rows) == 6 and all(row.urgent and row.status == "pending" and row.priority == 1 for row in rows)
+    assert len(rows) == 6 and all(row.urgent and row.status == "pending" and row.priority == Priority.DIGEST for row in rows)
     assert {row.digest_key for row in rows} == {rows[0].digest_key}
 
 

@@ -42,6 +42,11 @@ def test_a_closure_is_urgent_and_work_to_rule_is_not():
     assert not any(c.urgent for c in diff(board(), board(status="work-to-rule")))
 
 
+def test_the_end_of_a_closure_is_urgent_and_the_end_of_work_to_rule_is_not():
+    assert all(c.urgent for c in diff(board(status="closed"), board()))
+    assert not any(c.urgent for c in diff(board(status="work-to-rule"), board()))
+
+
 def test_a_secondary_only_strike_changes_only_the_secondary_panel():
     [change] = diff(board(), board(panels={"secondary": "closed"}))
     assert (change.kind, change.panel.value, change.before, change.after) == (Kind.PANEL_STATUS, "secondary",
