@@ -31,6 +31,22 @@ def _closure_planned(run, boards) -> None:
     run(LATER, deliver=False)
 
 
+def _reopened_with_the_closure_in_flight(run, sessions, subscribe, boards, settings=None) -> list[int]:
+    """One parent's closure text is claimed by a sender (not sent yet) when TDSB reopens, and the clock plans
+    "open again" in case it leaves (or, given `settings`, only records the reopening); returns the claimed ids."""
+    run()
+    subscribe(email=None)
+    _closure_planned(run, boards)
+    with sessions() as session, session.begin():
+        claimed = claim(session, "sms", LATER + timedelta(hours=1), 10, "another-sender")
+    boards.update("tdsb", status="open")
+    if settings is None:
+        run(LATER + timedelta(minutes=1), deliver=False)
+    else:
+        _record_only(sessions, settings, LATER + timedelta(minutes=1))
+    return claimed
+
+
 def _send(sessions, settings, channel: str) -> None:
     """What one channel's sender does next: send every due row of that channel."""
     drain(sessions, settings, MessageBuilder, LATER + timedelta(hours=1), only=(channel,))
@@ -76,13 +92,7 @@ def test_who_got_the_closure_gets_the_correction_once_and_the_others_nothing(
 def test_a_row_claimed_while_planning_passed_its_contact_is_merged_with_the_new_one(
     run, sessions, subscribe, boards, fast_settings, twilio_server
 ):
-    run()
-    subscribe(email=None)
-    _closure_planned(run, boards)
-    with sessions() as session, session.begin():
-        claimed = claim(session, "sms", LATER + timedelta(hours=1), 10, "test-claim")
-    boards.update("tdsb", status="open")
-    run(LATER + timedelta(minutes=1), deliver=False)  # planning finds the closure in flight and plans "open"
+    claimed = _reopened_with_the_closure_in_flight(run, sessions, subscribe, boards)
     assert sorted(row.status for row in outbox_rows(sessions)) == ["pending", "sending"]
     jobs, gone = MessageBuilder(sessions, fast_settings).build(claimed)
     assert jobs == [] and gone == []
@@ -105,13 +115,7 @@ def test_a_change_of_another_kind_does_not_hold_back_a_true_message(
 
 
 def test_a_reconciliation_rebuilds_the_message_as_it_was(run, sessions, subscribe, boards, fast_settings):
-    run()
-    subscribe(email=None)
-    _closure_planned(run, boards)
-    with sessions() as session, session.begin():
-        claimed = claim(session, "sms", LATER + timedelta(hours=1), 10, "test-claim")
-    boards.update("tdsb", status="open")
-    _record_only(sessions, fast_settings, LATER + timedelta(minutes=1))
+    claimed = _reopened_with_the_closure_in_flight(run, sessions, subscribe, boards, fast_settings)
     jobs, _ = MessageBuilder(sessions, fast_settings).build(claimed, supersede=False)
     assert len(jobs) == 1 and "closed" in jobs[0].message.text.lower()
     assert [row.status for row in outbox_rows(sessions)] == ["sending"]
@@ -133,13 +137,7 @@ def test_the_correction_of_a_closure_a_parent_heard_is_urgent_and_claimed_before
 def test_a_correction_waits_while_the_closure_it_corrects_is_still_being_sent(
     run, sessions, subscribe, boards, fast_settings, twilio_server
 ):
-    run()
-    subscribe(email=None)
-    _closure_planned(run, boards)
-    with sessions() as session, session.begin():
-        claim(session, "sms", LATER + timedelta(hours=1), 10, "another-sender")  # the closure, in another queue
-    boards.update("tdsb", status="open")
-    run(LATER + timedelta(minutes=1), deliver=False)  # plans "open again", in case the closure leaves
+    _reopened_with_the_closure_in_flight(run, sessions, subscribe, boards)
     with sessions() as session, session.begin():
         correction = claim(session, "sms", LATER + timedelta(hours=1), 10, "test-claim")
     jobs, gone = MessageBuilder(sessions, fast_settings).build(correction)
