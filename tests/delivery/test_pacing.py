@@ -64,3 +64,21 @@ def test_push_back_halves_the_shared_rate_once_a_second_and_it_recovers(redis_ur
     mine.share.cut_to(factor, cut - RECOVERY_SECONDS)  # as if the recovery time had passed
     mine._read_at = 0.0
     assert mine.rate() == 20
+
+
+def test_a_sender_stopped_before_its_slot_leaves_it_unused():
+    pacer, stop = Pacer("sms", 1.0), threading.Event()
+    assert pacer.acquire(stop) is not None  # the first slot is now; the next one is a second away
+    threading.Timer(0.1, stop.set).start()
+    started = time.monotonic()
+    assert pacer.acquire(stop) is None and time.monotonic() - started < 0.5
+
+
+def test_texting_threads_default_to_enough_for_the_rate_unless_set():
+    from notifier.config import Settings
+    from notifier.delivery.sending import limits
+
+    assert limits(Settings.from_env({"NOTIFIER_SMS_PER_SECOND": "100"}), "sms") == (20, 100.0)
+    assert limits(Settings.from_env({"NOTIFIER_SMS_PER_SECOND": "1"}), "sms") == (4, 1.0)
+    assert limits(Settings.from_env({"NOTIFIER_SMS_PER_SECOND": "100", "NOTIFIER_SMS_CONCURRENCY": "6"}),
+                  "sms") == (6, 100.0)

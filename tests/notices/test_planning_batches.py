@@ -72,7 +72,8 @@ def test_urgent_and_quiet_hours_decisions_are_kept_per_group(sessions, settings,
     _closure_recorded(sessions, settings, boards, 3)
     planning.plan(sessions, settings, NOW + timedelta(minutes=1))
     rows = outbox_rows(sessions)
-    assert len(rows) == 6 and all(row.urgent and row.status == "pending" and row.priority == Priority.DIGEST for row in rows)
+    assert len(rows) == 6
+    assert all(row.urgent and row.status == "pending" and row.priority == Priority.DIGEST for row in rows)
     assert {row.digest_key for row in rows} == {rows[0].digest_key}
 
 
