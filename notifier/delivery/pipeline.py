@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 IDLE_POLL = 0.5  # seconds between looks at the outbox when nothing is due
 RECONCILE_EVERY = 15.0
 REBUILD_COMPOSER_EVERY = 60.0
-NEWEST_EVENT_EVERY = 0.25  # seconds between looks at the newest change event, for the check before each send
+NEWEST_EVENT_EVERY = 0.1  # seconds between looks at the newest change event, for the check before each send
 
 
 class Pipeline:
