@@ -15,6 +15,7 @@ import queue
 import threading
 import time
 from collections import deque
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import update
@@ -211,6 +212,30 @@ class Pipeline:
         self.built_through[job.row_id] = newest
         return rebuilt[0]
 
+    def _young(self, job: Job) -> bool:
+        """Whether the job's claim is well inside its lease (NOTIFIER_CLAIM_LEASE): past the lease, another process
+        may take the row for a dead one's and send it too, so an older claim is renewed before its send."""
+        lease = self.settings.claim_lease_seconds
+        return job.claimed_at is not None and utcnow() - job.claimed_at < timedelta(seconds=lease / 2)
+
+    def _held(self, job: Job, token: str) -> Job | None:
+        """The job with its claim renewed if it has grown old waiting for a slot (a slowed rate, a stalled
+        provider); None, and nothing sent, when the row is no longer this process's to send."""
+        if self._young(job):
+            return job
+        now = utcnow()
+        with self.sessions() as session, session.begin():
+            renewed = session.execute(
+                update(OutboxRow).where(OutboxRow.id == job.row_id, OutboxRow.claim == token,
+                                        OutboxRow.status == RowStatus.SENDING.value)
+                .values(claimed_at=now).execution_options(synchronize_session=False)).rowcount
+        if renewed:
+            return replace(job, claimed_at=now)
+        self.built_through.pop(job.row_id, None)
+        log.warning("%s: row %s was taken back while it waited for its turn (its claim outlived the lease); "
+                    "not sent here", self.name, job.row_id)
+        return None
+
     def _is_paused(self) -> bool:
         if time.monotonic() - self._paused_read >= 1.0:
             try:
@@ -279,6 +304,9 @@ class Pipeline:
         # then against the clock: nothing between the slot and the provider may read the database or run late.
         fresh = self._still_true(job, token)
         while fresh is not None:
+            fresh = self._held(fresh, token)
+            if fresh is None:
+                return
             slot = None if self.paused or not self.registration.may_send() else self.pacer.acquire(stop)
             if slot is None:
                 self.built_through.pop(fresh.row_id, None)
@@ -286,8 +314,8 @@ class Pipeline:
                     release(self.sessions, [fresh.row_id], token)
                 return
             fresh = self._still_true(fresh, token, look=False)
-            # Late (a rebuild, a busy machine), it leaves its slot unused and waits for another.
-            if fresh is not None and self.pacer.on_time(slot):
+            # Late (a rebuild, a busy machine, a claim grown old), it leaves its slot unused and waits for another.
+            if fresh is not None and self.pacer.on_time(slot) and self._young(fresh):
                 break
         if fresh is None:  # overtaken while it waited: the composer settled it
             return

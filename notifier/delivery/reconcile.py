@@ -36,6 +36,7 @@ def reconcile(sessions: sessionmaker[Session], settings: Settings, name: str, no
                                .where(OutboxRow.status == RowStatus.SENDING.value, OutboxRow.channel == name)).all()
         checked = utcnow()
         stale = [row.id for row in rows if orphaned(session, row.claim, row.claimed_at, checked, lease)]
+        seen_claims = {row.id: row.claimed_at for row in rows}
         if not stale:
             return
         jobs: list[Job] = express.jobs(session, stale)
@@ -57,6 +58,8 @@ def reconcile(sessions: sessionmaker[Session], settings: Settings, name: str, no
         with sessions() as session, session.begin():
             row = update(OutboxRow).where(OutboxRow.id == job.row_id, OutboxRow.claim == job.claim,
                                           OutboxRow.status == RowStatus.SENDING.value)
+            if seen_claims.get(job.row_id) is not None:  # a live sender renewed its claim meanwhile: still its own
+                row = row.where(OutboxRow.claimed_at <= seen_claims[job.row_id])
             if provider_id:
                 session.execute(row.values(status=RowStatus.SENT.value, provider_id=provider_id, sent_at=utcnow(),
                                            payload=None))
