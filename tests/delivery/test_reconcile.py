@@ -3,10 +3,11 @@ and a request that may have reached Twilio is never retried blindly."""
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import event, select, update
 
 from notifier import clock
 from notifier.db import utcnow
@@ -24,10 +25,11 @@ def _closed(run, boards, subscribe, deliver: bool):
     return phone
 
 
-def _left_in_flight(sessions) -> None:
+def _left_in_flight(sessions, claimed_at=None) -> None:
     with sessions() as session, session.begin():
         row = session.scalars(select(OutboxRow)).one()
-        row.status, row.claim, row.provider_id, row.claimed_at = "sending", "sender:999999", None, utcnow()
+        row.status, row.claim, row.provider_id = "sending", "sender:999999", None
+        row.claimed_at = claimed_at or utcnow()
 
 
 def test_a_text_still_queued_at_twilio_without_a_send_date_is_found_and_not_sent_again(
@@ -64,3 +66,26 @@ def test_a_read_timeout_is_reconciled_before_any_resend(
     assert len(twilio_server.sent_to(phone)) == 1
     (row,) = outbox_rows(sessions)
     assert row.status == "sent" and row.provider_id == twilio_server.sent_to(phone)[0]["sid"]
+
+
+def test_a_claim_renewed_after_a_reconciliation_saw_it_expire_stays_with_its_sender(
+    engine, run, sessions, subscribe, boards, fast_settings, twilio_server
+):
+    phone = _closed(run, boards, subscribe, deliver=False)
+    _left_in_flight(sessions, claimed_at=utcnow() - timedelta(hours=1))
+    renewed = []
+
+    def renew_first(conn, cursor, statement, parameters, context, executemany):
+        """The sender still holds the row: it renews its claim just before the reconciliation writes."""
+        if not renewed and re.match(r"UPDATE outbox SET status=\S+, due_at=", statement):  # the take-back
+            renewed.append(statement)
+            with engine.begin() as sender:
+                sender.execute(update(OutboxRow.__table__).values(claimed_at=utcnow()))
+
+    event.listen(engine, "before_cursor_execute", renew_first)
+    try:
+        clock.send_due(fast_settings, sessions, now=LATER)
+    finally:
+        event.remove(engine, "before_cursor_execute", renew_first)
+    assert renewed and twilio_server.sent_to(phone) == []
+    assert [row.status for row in outbox_rows(sessions)] == ["sending"]
