@@ -80,7 +80,7 @@ class Settings:
             "twilio_api_base_url": _url(env, "TWILIO_API_BASE_URL", required=False),
         }
         _check_twilio(twilio)
-        return cls(
+        settings = cls(
             boards_file=Path(env.get("NOTIFIER_BOARDS_FILE") or ROOT / "boards.yaml"),
             database_url=_database_url(env, instance),
             base_url=(_url(env, "NOTIFIER_BASE_URL", required=False) or "http://localhost:5000").rstrip("/"),
@@ -119,6 +119,8 @@ class Settings:
             webhook_per_second=_number(env, "NOTIFIER_WEBHOOK_PER_SECOND", 10.0, minimum=0.01),
             **twilio,
         )
+        _check_lease(settings)
+        return settings
 
     @property
     def sender(self) -> dict[str, str]:
@@ -282,6 +284,14 @@ def _check_twilio(twilio: Mapping[str, str | None]) -> None:
     sender = twilio["twilio_from_number"]
     if sender and not (sender.startswith("+") and sender[1:].isdigit()):
         raise ConfigError(f"TWILIO_FROM_NUMBER={sender!r}: expected an E.164 number such as +14165550100")
+
+
+def _check_lease(settings: Settings) -> None:
+    """A sender renews a claim older than half the lease before it sends: the rest of the lease must outlast the
+    provider's answer, or a slow answer lets another process take the row back and send it again."""
+    if settings.claim_lease_seconds < 2 * settings.twilio_timeout:
+        raise ConfigError(f"NOTIFIER_CLAIM_LEASE={settings.claim_lease_seconds}: must be at least twice "
+                          f"TWILIO_TIMEOUT ({settings.twilio_timeout:g} s), or a slow answer could be sent twice")
 
 
 def _local_secret(instance: Path) -> str:
