@@ -503,8 +503,12 @@ def run_processes(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
         if args.correct_after is not None:
             first = arrivals()["sms"][0][0]
             time.sleep(max(0.0, first + args.correct_after - time.time()))
+            saved_at = time.time()
             set_status(settings, "closed", "open")
-            wait(lambda: newest_event().after == "open", 60)
+            deadline = time.monotonic() + 60
+            while newest_event().after != "open" and time.monotonic() < deadline:
+                time.sleep(0.01)
+            committed_at = time.time()  # within about 10 ms of the commit that recorded the correction
             corrected_at = newest_event().recorded_at.timestamp()
         seen = [-1]
 
@@ -561,7 +565,9 @@ def run_processes(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
     print("peak RSS: " + ", ".join(f"{name} {mb:.0f} MB" for name, mb in peaks.items())
           + f", bench (peers excluded) {peak_rss_mb():.0f} MB")
     if corrected_at is not None:
-        print(f"correction recorded {corrected_at - cycle_start:.1f} s after the closure's cycle started:")
+        print(f"correction saved {saved_at - cycle_start:.2f} s after the closure's cycle started; the cycle that "
+              f"recorded it started {corrected_at - saved_at:.2f} s after the save and committed it "
+              f"{committed_at - corrected_at:.2f} s later")
         for channel, name in (("sms", "texts"), ("email", "emails")):
             firsts: dict[str, float] = {}
             counts: Counter = Counter()
@@ -569,7 +575,9 @@ def run_processes(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
                 firsts.setdefault(to, at)
                 counts[to] += 1
             stale = sum(1 for at in firsts.values() if at > corrected_at)
-            print(f"  {name}: {stale} stale left after it; {len(counts)} recipient(s) got the closure, "
+            late = sum(1 for at in firsts.values() if at > committed_at)
+            print(f"  {name}: {stale} stale left after the cycle began ({late} after the commit); "
+                  f"{len(counts)} recipient(s) got the closure, "
                   f"{sum(1 for n in counts.values() if n == 2)} of them the correction exactly once, "
                   f"{sum(1 for n in counts.values() if n == 1)} not yet or never, "
                   f"{sum(1 for n in counts.values() if n > 2)} more than twice")

@@ -14,6 +14,7 @@ import os
 import re
 import stat
 import tempfile
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -101,6 +102,21 @@ def parse(data: bytes | str, path: str = "boards.yaml", now: datetime | None = N
     status is in force, so it may not lie ahead of it (a change announced ahead goes under `upcoming:`).
     """
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    known = _recent.get(text)
+    if known is None:
+        document, status = _validate(text, path, now)
+        _recent.keep(text, (document, status))
+    else:
+        document, status = known
+    problems = _announced_as_effective(document, status, path, now or datetime.now(UTC))
+    if problems:
+        raise BoardFileError(sorted(set(problems), key=lambda p: (p.line, p.message)))
+    return status
+
+
+def _validate(text: str, path: str, now: datetime | None) -> tuple[CommentedMap, StatusFile]:
+    """The YAML and the model of a text, or `BoardFileError` with every problem found (the part of `parse` that
+    does not depend on the time, bar the announced-ahead check it adds to a report of other problems)."""
     try:
         document = _reader().load(io.StringIO(text))
     except MarkedYAMLError as error:
@@ -121,10 +137,37 @@ def parse(data: bytes | str, path: str = "boards.yaml", now: datetime | None = N
     except ValidationError as error:
         problems += [_problem(document, item, path) for item in error.errors()]
     else:
+        if not problems:
+            return document, status
         problems += _announced_as_effective(document, status, path, now or datetime.now(UTC))
-    if problems:
-        raise BoardFileError(sorted(set(problems), key=lambda p: (p.line, p.message)))
-    return status
+    raise BoardFileError(sorted(set(problems), key=lambda p: (p.line, p.message)))
+
+
+class _Recent:
+    """The last few texts that validated, with their YAML and model: the clock reads the same document every
+    second, and a publish is read again by the cycle that records it. A round-trip YAML load and the model cost
+    tens of milliseconds, in the process that also sends, between a correction's save and its record. The models
+    are frozen, and whether a text is valid does not depend on the time, bar the announced-ahead check that
+    `parse` makes on every call."""
+
+    SIZE = 4
+
+    def __init__(self) -> None:
+        self._items: dict[str, tuple[CommentedMap, StatusFile]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> tuple[CommentedMap, StatusFile] | None:
+        with self._lock:
+            return self._items.get(text)
+
+    def keep(self, text: str, parsed: tuple[CommentedMap, StatusFile]) -> None:
+        with self._lock:
+            self._items[text] = parsed
+            while len(self._items) > self.SIZE:
+                del self._items[next(iter(self._items))]
+
+
+_recent = _Recent()
 
 
 def _line_of_unreadable_number(text: str) -> int:

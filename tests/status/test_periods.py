@@ -120,6 +120,18 @@ def test_an_effective_time_still_ahead_is_refused_with_the_way_to_announce_ahead
     assert problem.startswith("boards.yaml:6: boards.0.effective:") and "upcoming:" in problem
 
 
+def test_a_text_that_was_valid_later_is_still_refused_when_read_at_a_time_before_its_effective_time():
+    text = BOARD_YAML + "    effective: 2026-11-30T00:01\n"
+    document.parse(text, now=datetime.fromisoformat("2026-12-01T12:00-05:00"))
+    [problem] = problems_in(text)
+    assert problem.startswith("boards.yaml:6: boards.0.effective:")
+
+
+def test_a_text_read_again_is_not_validated_again():
+    text = BOARD_YAML + "    effective: 2026-11-23T00:01\n"
+    assert document.parse(text, now=TUESDAY) is document.parse(text, "elsewhere.yaml", now=WEDNESDAY)
+
+
 def test_a_board_status_contradicting_both_panels_is_refused_with_a_suggestion():
     [problem] = problems_in(BOARD_YAML.replace("status: open", "status: work-to-rule\n"
                                                "    panels: {elementary: closed, secondary: closed}"))
