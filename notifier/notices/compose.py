@@ -34,6 +34,18 @@ log = logging.getLogger(__name__)
 DEFER = timedelta(seconds=2)  # how long a digest waits for an older one of its contact still being sent
 
 
+def _older_unsettled():
+    """The oldest digest of the row's contact older than the row and not yet settled (pending or being sent), or
+    NULL. Whether that one leaves or is overtaken decides what the row should say: a correction claimed first, say,
+    while the closure it corrects waits in another sender's queue or for a retry. If the closure never leaves,
+    neither may the correction."""
+    older = OutboxRow.__table__.alias("older")
+    return (select(func.min(older.c.id))
+            .where(older.c.contact_id == OutboxRow.contact_id, older.c.id < OutboxRow.id,
+                   older.c.status.in_((RowStatus.PENDING.value, RowStatus.SENDING.value)), older.c.payload.is_(None))
+            .scalar_subquery())
+
+
 class MessageBuilder:
     """Turns claimed rows into messages; renders each distinct digest once per language and channel."""
 
@@ -51,22 +63,29 @@ class MessageBuilder:
         reconciliation rebuilds what may already have been sent, to recognise it).
         """
         with self.sessions() as session:
+            # The row's own status and its contact's older unsettled digests come from one statement, so one
+            # snapshot: a row another process superseded meanwhile is never read as still ours to send.
             rows = session.execute(
                 select(OutboxRow.id, OutboxRow.channel, OutboxRow.event_ids, OutboxRow.digest_key,
                        OutboxRow.attempts, OutboxRow.claim, OutboxRow.claimed_at, Contact.id, Contact.address,
-                       Contact.status, Subscriber.id, Subscriber.language, Subscriber.notify_on_effect)
+                       Contact.status, Subscriber.id, Subscriber.language, Subscriber.notify_on_effect,
+                       OutboxRow.status, _older_unsettled())
                 .join(Contact, Contact.id == OutboxRow.contact_id)
                 .join(Subscriber, Subscriber.id == Contact.subscriber_id)
                 .where(OutboxRow.id.in_(ids))
             ).all()
+            if supersede:  # a row no longer being sent was settled by another process: not this one's to send
+                rows = [row for row in rows if row[13] == RowStatus.SENDING.value]
             wanted = {i for row in rows for i in event_ids(row[2])} - self.events.keys()
             for event in session.scalars(select(ChangeEvent).where(ChangeEvent.id.in_(wanted))):
                 self.events[event.id] = Event.from_row(event)
             live = [row for row in rows if row[9] == ContactStatus.ACTIVE.value]
             overtaken = self._overtaken(session, live) if supersede else []
-            behind = self._behind_older(session, live) if supersede else []
-        stale = self._supersede(overtaken) if overtaken else set()
-        stale |= self._defer([row for row in behind if row[0] not in stale])
+            behind = [row for row in live if row[14] is not None] if supersede else []
+        self._supersede(overtaken)
+        self._defer([row for row in behind if row[0] not in {stale[0] for stale in overtaken}])
+        # Left out whether or not this process could settle them: one it could not is no longer its own.
+        stale = {row[0] for row in (*overtaken, *behind)}
         jobs, gone = [], []
         for row in rows:
             row_id, channel, stored, key, attempts, claim, claimed_at, contact_id, address, status = row[:10]
@@ -113,17 +132,6 @@ class MessageBuilder:
                 stale.append(row)
         return stale
 
-    def _behind_older(self, session: Session, rows: list) -> list:
-        """The rows whose contact has an older digest still being sent: whether that one leaves or is overtaken
-        decides what this one should say (a correction claimed first, say, while the closure it corrects waits
-        in another sender's queue: if the closure never leaves, neither may the correction)."""
-        older = dict(session.execute(
-            select(OutboxRow.contact_id, func.min(OutboxRow.id))
-            .where(OutboxRow.contact_id.in_({row[7] for row in rows}), OutboxRow.status == RowStatus.SENDING.value,
-                   OutboxRow.payload.is_(None))
-            .group_by(OutboxRow.contact_id)).all()) if rows else {}
-        return [row for row in rows if older.get(row[7], row[0]) < row[0]]
-
     def _defer(self, rows: list) -> set[int]:
         """Put rows back for a little later (only while still claimed as built): the older digest is settled
         by then."""
@@ -138,7 +146,14 @@ class MessageBuilder:
         return done
 
     def _supersede(self, stale: list) -> set[int]:
-        """Mark stale rows `superseded` (only while still claimed as built) and plan their contacts again."""
+        """Mark stale rows `superseded` (only while still claimed as built) and plan their contacts again.
+
+        A younger digest of the same contact still being sent was planned on the premise that this one would
+        leave (a correction planned while the closure was in a sender's queue): it is superseded with it and its
+        events merged, or a parent who never got the closure would be told it is over. Such a row is never on its
+        way to the provider: its sender defers it while an older digest of its contact is unsettled."""
+        if not stale:
+            return set()
         with self.sessions() as session, session.begin():
             hold_lock(session, "plan")  # beside the planning pass, never inside one of its batches
             marked: dict[int, list[int]] = {}
@@ -152,6 +167,18 @@ class MessageBuilder:
                 if changed:
                     marked.setdefault(row[7], []).extend(event_ids(row[2]))
                     done.add(row[0])
+            for contact_id in marked:
+                younger = session.execute(
+                    update(OutboxRow).where(OutboxRow.contact_id == contact_id,
+                                            OutboxRow.id > min(row[0] for row in stale if row[0] in done
+                                                               and row[7] == contact_id),
+                                            OutboxRow.status == RowStatus.SENDING.value, OutboxRow.payload.is_(None))
+                    .values(status=RowStatus.SUPERSEDED.value, last_error="planned on news that did not leave")
+                    .returning(OutboxRow.id, OutboxRow.event_ids)
+                    .execution_options(synchronize_session=False)).all()
+                for row_id, stored in younger:
+                    marked[contact_id].extend(event_ids(stored))
+                    done.add(row_id)
             if marked:
                 result = planning.replan(session, self.settings, marked, f"events-s{min(done)}", utcnow())
                 log.info("%d message(s) overtaken by a later change before leaving: superseded; %d contact(s) "

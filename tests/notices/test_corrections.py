@@ -9,6 +9,7 @@ from datetime import timedelta
 from notifier.delivery.claims import claim
 from notifier.delivery.drain import drain
 from notifier.delivery.outbox import Priority
+from notifier.delivery.sending import release
 from notifier.notices.compose import MessageBuilder
 from notifier.status import cycle
 from tests.conftest import NOW, outbox_rows
@@ -143,3 +144,28 @@ def test_a_correction_waits_while_the_closure_it_corrects_is_still_being_sent(
     jobs, gone = MessageBuilder(sessions, fast_settings).build(correction)
     assert jobs == [] and gone == []
     assert sorted(row.status for row in outbox_rows(sessions)) == ["pending", "sending"]
+
+
+def test_a_correction_claimed_when_the_closure_it_corrects_is_overtaken_is_withdrawn_with_it(
+    run, sessions, subscribe, boards, fast_settings, twilio_server
+):
+    closure = _reopened_with_the_closure_in_flight(run, sessions, subscribe, boards)
+    with sessions() as session, session.begin():
+        correction = claim(session, "sms", LATER + timedelta(hours=1), 10, "third-sender")
+    assert MessageBuilder(sessions, fast_settings).build(closure) == ([], [])
+    assert MessageBuilder(sessions, fast_settings).build(correction) == ([], [])
+    assert sorted(row.status for row in outbox_rows(sessions)) == ["superseded", "superseded"]
+    run(LATER + timedelta(minutes=2))
+    assert twilio_server.messages == []
+
+
+def test_a_correction_waits_while_the_closure_it_corrects_waits_for_another_try(
+    run, sessions, subscribe, boards, fast_settings, twilio_server
+):
+    closure = _reopened_with_the_closure_in_flight(run, sessions, subscribe, boards)
+    release(sessions, closure, "another-sender")  # handed back, as after a provider's refusal
+    with sessions() as session, session.begin():
+        correction = claim(session, "sms", LATER + timedelta(hours=1), 1, "test-claim")
+    assert MessageBuilder(sessions, fast_settings).build(correction) == ([], [])
+    run(LATER + timedelta(minutes=2))
+    assert twilio_server.messages == []
