@@ -243,7 +243,8 @@ def main() -> int:
                         help="seconds after the first text: record the correction (the board open again)")
     parser.add_argument("--stop-after", type=float, default=None,
                         help="with --workers: stop this many seconds after the first text (a sample of a long run)")
-    parser.add_argument("--dump", help="with --workers: write every arrival (time, recipient) to this JSON file")
+    parser.add_argument("--dump", help="with --workers: write every arrival (time, recipient) to this JSON file, and each process's log "
+                        "beside it (FILE.clock.log, ...)")
     parser.add_argument("--timeout", type=float, default=600.0, help="give up waiting after this many seconds")
     args = parser.parse_args()
     if args.workers is None and args.sms_concurrency is None:  # the in-process run compares with a bare SDK loop
@@ -545,6 +546,8 @@ def run_processes(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
     handled = sorted(at for _, _, at in seen_by["sms"])
     if args.dump:
         Path(args.dump).write_text(json.dumps(seen_by))
+        for name, path in logs.items():  # the processes' logs beside it, for a closer look
+            Path(f"{args.dump}.{name}.log").write_bytes(path.read_bytes())
     mails = sorted(t for t, _ in seen_by["email"])
     planning = re.findall(r"planned (\d+) digest\(s\) for (\d+) contact\(s\) in ([\d.]+) s, (\d+) contacts/s",
                           log_text("clock"))

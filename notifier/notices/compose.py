@@ -148,10 +148,11 @@ class MessageBuilder:
     def _supersede(self, stale: list) -> set[int]:
         """Mark stale rows `superseded` (only while still claimed as built) and plan their contacts again.
 
-        A younger digest of the same contact still being sent was planned on the premise that this one would
-        leave (a correction planned while the closure was in a sender's queue): it is superseded with it and its
-        events merged, or a parent who never got the closure would be told it is over. Such a row is never on its
-        way to the provider: its sender defers it while an older digest of its contact is unsettled."""
+        A younger digest of the same contact not yet sent was planned on the premise that this one would leave (a
+        correction planned while the closure was in a sender's queue): it is superseded with it and its events
+        merged, or a parent who never got the closure would be told it is over. One statement takes it whether it
+        waits or is claimed at that moment, and it is never on its way to the provider: its sender defers it while
+        an older digest of its contact is unsettled, and drops it once it is no longer `sending`."""
         if not stale:
             return set()
         with self.sessions() as session, session.begin():
@@ -172,7 +173,8 @@ class MessageBuilder:
                     update(OutboxRow).where(OutboxRow.contact_id == contact_id,
                                             OutboxRow.id > min(row[0] for row in stale if row[0] in done
                                                                and row[7] == contact_id),
-                                            OutboxRow.status == RowStatus.SENDING.value, OutboxRow.payload.is_(None))
+                                            OutboxRow.status.in_((RowStatus.PENDING.value, RowStatus.SENDING.value)),
+                                            OutboxRow.payload.is_(None))
                     .values(status=RowStatus.SUPERSEDED.value, last_error="planned on news that did not leave")
                     .returning(OutboxRow.id, OutboxRow.event_ids)
                     .execution_options(synchronize_session=False)).all()

@@ -173,13 +173,15 @@ def replan(session: Session, settings: Settings, superseded: dict[int, list[int]
            now: datetime) -> PlanResult:
     """Plan again now for the contacts of superseded rows (contact id -> the events those rows covered).
 
-    Their events are merged with the contact's pending digest and every event recorded since their last planning,
-    and the contacts move past the newest event, so the running planning pass leaves them alone. The caller holds
-    `hold_lock(session, "plan")`; `key` makes the new rows' digest keys unique.
+    Their events are merged with the contact's pending digest and every event recorded since the oldest of them
+    (the contact heard none of those: whatever was planned after the superseded rows was planned on the premise
+    that they would leave, and is superseded with them), and the contacts move past the newest event, so the
+    running planning pass leaves them alone. The caller holds `hold_lock(session, "plan")`; `key` makes the new
+    rows' digest keys unique.
     """
     result = PlanResult()
     newest = latest_event_id(session)
-    mark = watermark(session)
+    mark = _Unheard(watermark(session), {c: min(found) - 1 for c, found in superseded.items() if found})
     batch = list(session.execute(_contact_columns().where(Contact.id.in_(superseded),
                                                            Contact.status == ContactStatus.ACTIVE.value)))
     if not batch:
@@ -193,6 +195,18 @@ def replan(session: Session, settings: Settings, superseded: dict[int, list[int]
     boards = sorted({e.board_id for e in events.values()})
     _plan_batch(session, settings, batch, events, boards, newest, now, result, mark, superseded, key)
     return result
+
+
+@dataclass(frozen=True)
+class _Unheard:
+    """The watermark, capped for contacts whose rows were superseded: nothing from those rows' oldest event on
+    reached them."""
+
+    mark: Watermark
+    heard_through: dict[int, int]
+
+    def seen(self, contact_id: int, own: int) -> int:
+        return min(self.mark.seen(contact_id, own), self.heard_through.get(contact_id, own))
 
 
 def _contact_columns():
@@ -348,7 +362,7 @@ def _unmask(boards: list[str], masks: list[int]) -> Follows:
 
 
 def _plan_batch(session: Session, settings: Settings, batch: list, events: dict[int, Event], boards: list[str],
-                newest: int, now: datetime, result: PlanResult, mark: Watermark,
+                newest: int, now: datetime, result: PlanResult, mark: Watermark | _Unheard,
                 merged_in: dict[int, list[int]] | None = None, key: str | None = None) -> None:
     """Plan a few contacts one by one (`events` holds at least those after `mark`), merging their pending digests."""
     ids = [c.id for c in batch]

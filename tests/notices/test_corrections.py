@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from sqlalchemy import update
+
 from notifier.delivery.claims import claim
 from notifier.delivery.drain import drain
-from notifier.delivery.outbox import Priority
+from notifier.delivery.outbox import OutboxRow, Priority
 from notifier.delivery.sending import release
 from notifier.notices.compose import MessageBuilder
 from notifier.status import cycle
@@ -97,7 +99,7 @@ def test_a_row_claimed_while_planning_passed_its_contact_is_merged_with_the_new_
     assert sorted(row.status for row in outbox_rows(sessions)) == ["pending", "sending"]
     jobs, gone = MessageBuilder(sessions, fast_settings).build(claimed)
     assert jobs == [] and gone == []
-    assert sorted(row.status for row in outbox_rows(sessions)) == ["cancelled", "superseded"]
+    assert sorted(row.status for row in outbox_rows(sessions)) == ["superseded", "superseded"]
     run(LATER + timedelta(minutes=2))
     assert twilio_server.messages == []
 
@@ -167,5 +169,17 @@ def test_a_correction_waits_while_the_closure_it_corrects_waits_for_another_try(
     with sessions() as session, session.begin():
         correction = claim(session, "sms", LATER + timedelta(hours=1), 1, "test-claim")
     assert MessageBuilder(sessions, fast_settings).build(correction) == ([], [])
+    run(LATER + timedelta(minutes=2))
+    assert twilio_server.messages == []
+
+
+def test_a_closure_overtaken_after_its_contact_was_planned_past_the_correction_leaves_nothing_behind(
+    run, sessions, subscribe, boards, fast_settings, twilio_server
+):
+    closure = _reopened_with_the_closure_in_flight(run, sessions, subscribe, boards)
+    with sessions() as session, session.begin():  # the contact is past the reopening, with no correction waiting
+        session.execute(update(OutboxRow).where(OutboxRow.status == "pending").values(status="cancelled"))
+    assert MessageBuilder(sessions, fast_settings).build(closure) == ([], [])
+    assert sorted(row.status for row in outbox_rows(sessions)) == ["cancelled", "superseded"]
     run(LATER + timedelta(minutes=2))
     assert twilio_server.messages == []
