@@ -243,8 +243,8 @@ def main() -> int:
                         help="seconds after the first text: record the correction (the board open again)")
     parser.add_argument("--stop-after", type=float, default=None,
                         help="with --workers: stop this many seconds after the first text (a sample of a long run)")
-    parser.add_argument("--dump", help="with --workers: write every arrival (time, recipient) to this JSON file, and each process's log "
-                        "beside it (FILE.clock.log, ...)")
+    parser.add_argument("--dump", help="with --workers: write every arrival (time, recipient) to this JSON file, "
+                        "and each process's log beside it (FILE.clock.log, ...)")
     parser.add_argument("--timeout", type=float, default=600.0, help="give up waiting after this many seconds")
     args = parser.parse_args()
     if args.workers is None and args.sms_concurrency is None:  # the in-process run compares with a bare SDK loop
