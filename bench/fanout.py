@@ -351,6 +351,22 @@ def plan_only(args, environ: dict, settings, sessions) -> int:
     return 0 if rows == args.subscribers else 1
 
 
+def _ending_alone(sessions) -> int:
+    """Contacts sent a digest about the reopening and none about the closure: what a correction must never do."""
+    from sqlalchemy import select
+
+    from notifier.delivery.outbox import OutboxRow, RowStatus, event_ids
+    from notifier.status.history import ChangeEvent
+
+    with sessions() as session:
+        closing = {event.id for event in session.scalars(select(ChangeEvent)) if event.after == "closed"}
+        heard: dict[int, bool] = {}
+        for contact_id, stored in session.execute(select(OutboxRow.contact_id, OutboxRow.event_ids)
+                                                  .where(OutboxRow.status == RowStatus.SENT.value)):
+            heard[contact_id] = heard.get(contact_id, False) or bool(closing & set(event_ids(stored)))
+    return sum(1 for closure in heard.values() if not closure)
+
+
 def set_status(settings, old: str, new: str) -> None:
     source = settings.boards_file.read_text()
     block = source.index(f"- id: {BOARD}\n")
@@ -584,6 +600,8 @@ def run_processes(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
                   f"{sum(1 for n in counts.values() if n == 2)} of them the correction exactly once, "
                   f"{sum(1 for n in counts.values() if n == 1)} not yet or never, "
                   f"{sum(1 for n in counts.values() if n > 2)} more than twice")
+        print(f"  told the closure was over without having been told of it: {_ending_alone(sessions)} "
+              "(from the outbox's sent rows; must be 0)")
     engine.dispose()
     return 0
 
