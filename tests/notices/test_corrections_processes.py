@@ -50,5 +50,6 @@ def test_a_correction_during_a_fan_out_stops_the_stale_texts_at_once(
     print(f"stale texts after the correction: {len(stale)}; closures sent: {len(by_phone)}")
     assert len(stale) <= IN_FLIGHT, len(stale)
     assert all(len(texts) == 2 for texts in by_phone.values()), {p: len(t) for p, t in by_phone.items()}
+    assert all("closed" in texts[0]["body"].lower() for texts in by_phone.values())  # never the reopening alone
     assert all("open" in texts[1]["body"].lower() for texts in by_phone.values())
     assert len(by_phone) < FOLLOWERS / 2  # the others heard nothing
