@@ -51,7 +51,7 @@ class Settings:
     email_per_second: float = 20.0
     sms_validity_seconds: int = 7200
     sms_concurrency: int | None = None  # None: enough for the rate (`delivery.sending.limits`)
-    email_concurrency: int = 2
+    email_concurrency: int | None = None  # None: enough for the rate, at least 2 (`delivery.sending.limits`)
     retry_base_seconds: float = 30.0
     max_attempts: int = 10
     claim_lease_seconds: int = 600
@@ -103,7 +103,8 @@ class Settings:
             sms_validity_seconds=int(_number(env, "NOTIFIER_SMS_VALIDITY", 7200, minimum=1, maximum=36000)),
             sms_concurrency=(int(_number(env, "NOTIFIER_SMS_CONCURRENCY", 4, minimum=1, maximum=64))
                              if (env.get("NOTIFIER_SMS_CONCURRENCY") or "").strip() else None),
-            email_concurrency=int(_number(env, "NOTIFIER_EMAIL_CONCURRENCY", 2, minimum=1, maximum=64)),
+            email_concurrency=(int(_number(env, "NOTIFIER_EMAIL_CONCURRENCY", 2, minimum=1, maximum=64))
+                               if (env.get("NOTIFIER_EMAIL_CONCURRENCY") or "").strip() else None),
             retry_base_seconds=_number(env, "NOTIFIER_RETRY_BASE_SECONDS", 30.0, minimum=0.01),
             max_attempts=int(_number(env, "NOTIFIER_MAX_ATTEMPTS", 10, minimum=1)),
             claim_lease_seconds=int(_number(env, "NOTIFIER_CLAIM_LEASE", 600, minimum=10)),

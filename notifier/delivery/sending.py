@@ -76,18 +76,21 @@ def backoff(attempts: int, base: float, cap: float = 3600.0) -> timedelta:
 
 
 ANSWER_SECONDS = 0.2  # the provider's answer time (and the outcome's recording) the default texting threads cover
+EMAIL_SECONDS = 0.08  # an email's building and SMTP exchange on a kept connection, which default email threads cover
 
 
 def limits(settings: Settings, channel: str) -> tuple[int, float]:
     """(concurrency, messages per second) for `channel`, from settings. Unless NOTIFIER_SMS_CONCURRENCY says
     otherwise, a process keeps enough texts in flight to reach the cap alone: a thread waits for the provider's
-    answer before its next text, so four threads at a loopback's 40 ms each stay under 100 a second."""
+    answer before its next text, so four threads at a loopback's 40 ms each stay under 100 a second. Email threads
+    likewise (each holds one SMTP connection): two up to 25 emails a second, four at 50, at most 8."""
     if channel == SMS:
         rate = settings.sms_per_second
         return settings.sms_concurrency or min(64, max(4, math.ceil(rate * ANSWER_SECONDS))), rate
     if channel == WEBHOOK:  # one request at a time per process: no endpoint is hammered by parallel requests
         return 1, settings.webhook_per_second
-    return settings.email_concurrency, settings.email_per_second
+    rate = settings.email_per_second
+    return settings.email_concurrency or min(8, max(2, math.ceil(rate * EMAIL_SECONDS))), rate
 
 
 def max_attempts(settings: Settings, channel: str) -> int:

@@ -82,3 +82,13 @@ def test_texting_threads_default_to_enough_for_the_rate_unless_set():
     assert limits(Settings.from_env({"NOTIFIER_SMS_PER_SECOND": "1"}), "sms") == (4, 1.0)
     assert limits(Settings.from_env({"NOTIFIER_SMS_PER_SECOND": "100", "NOTIFIER_SMS_CONCURRENCY": "6"}),
                   "sms") == (6, 100.0)
+
+
+def test_email_threads_default_to_enough_for_the_rate_unless_set():
+    from notifier.config import Settings
+    from notifier.delivery.sending import limits
+
+    assert limits(Settings.from_env({}), "email") == (2, 20.0)
+    assert limits(Settings.from_env({"NOTIFIER_EMAIL_PER_SECOND": "50"}), "email") == (4, 50.0)
+    assert limits(Settings.from_env({"NOTIFIER_EMAIL_PER_SECOND": "50", "NOTIFIER_EMAIL_CONCURRENCY": "2"}),
+                  "email") == (2, 50.0)
