@@ -31,7 +31,7 @@ from notifier.status.history import BoardState, ChangeEvent
 from notifier.subscribers.models import Contact, ContactStatus, Follow, Subscriber
 
 log = logging.getLogger(__name__)
-DEFER = timedelta(seconds=2)  # how long a digest waits for an older one of its contact still being sent
+DEFER = timedelta(seconds=2)  # how long a digest waits for an older one of its contact not yet settled
 
 
 def _older_unsettled():
