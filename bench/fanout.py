@@ -169,8 +169,9 @@ def stats(twilio_url: str) -> dict:
 # --- the run ---------------------------------------------------------------------------------------------------
 
 
-def populate(sessions, count: int, sms_only: bool = False) -> None:
-    """`count` active subscribers following the board's both panels: even ones by SMS, odd ones by email.
+def populate(sessions, count: int, only: str | None = None) -> None:
+    """`count` active subscribers following the board's both panels: even ones by SMS, odd ones by email (or all
+    by the channel `only` names).
 
     Stored with the driver's executemany, 50,000 families a transaction, then the tables analysed on PostgreSQL
     (a live database has statistics; a table filled a second ago has none, and its query plans would be guesses)."""
@@ -190,8 +191,8 @@ def populate(sessions, count: int, sms_only: bool = False) -> None:
                 {"subscriber_id": i, "board_id": BOARD, "panel": panel} for i in ids
                 for panel in ("elementary", "secondary")])
             insert_many(session, Contact.__table__, [{
-                "id": i, "subscriber_id": i, "channel": "sms" if i % 2 == 0 or sms_only else "email",
-                "address": f"+1{2_000_000_000 + i}" if i % 2 == 0 or sms_only else f"parent{i}@example.org",
+                "id": i, "subscriber_id": i, "channel": "sms" if _by_text(i, only) else "email",
+                "address": f"+1{2_000_000_000 + i}" if _by_text(i, only) else f"parent{i}@example.org",
                 "status": "active", "frequency": "immediate", "created_at": now, "seen_event_id": 0,
                 "morning_reminder": False,
             } for i in ids])
@@ -242,6 +243,8 @@ def main() -> int:
                         help="record the change and plan every digest, send nothing (memory at very large N)")
     parser.add_argument("--sms-only", action="store_true",
                         help="every subscriber by SMS (diagnostic: the SMS path without email sharing the CPU)")
+    parser.add_argument("--email-only", action="store_true",
+                        help="with --workers: every subscriber by email (the email path without texts sharing the CPU)")
     parser.add_argument("--workers", type=int, default=None,
                         help="run the real processes: the clock (which sends) and this many workers")
     parser.add_argument("--cap", type=float, default=10.0, help="texts per second, shared (with --workers)")
@@ -255,6 +258,8 @@ def main() -> int:
                         "and each process's log beside it (FILE.clock.log, ...)")
     parser.add_argument("--timeout", type=float, default=600.0, help="give up waiting after this many seconds")
     args = parser.parse_args()
+    if args.email_only and (args.workers is None or args.sms_only):
+        parser.error("--email-only goes with --workers, and not with --sms-only")
     if args.workers is None and args.sms_concurrency is None:  # the in-process run compares with a bare SDK loop
         args.sms_concurrency = 4
     if args.workers is None and args.email_concurrency is None:
@@ -312,7 +317,7 @@ def prepare(args, settings):
     sessions = make_sessionmaker(engine)
 
     started = time.perf_counter()
-    populate(sessions, args.subscribers, args.sms_only)
+    populate(sessions, args.subscribers, "sms" if args.sms_only else "email" if args.email_only else None)
     print(f"{args.subscribers:,} subscribers created in {time.perf_counter() - started:.1f} s "
           f"(peak RSS so far {peak_rss_mb():.0f} MB)")
     cycle.run(sessions, str(settings.boards_file), follow=True)
@@ -376,6 +381,10 @@ def _ending_alone(sessions) -> int:
                                                   .where(OutboxRow.status == RowStatus.SENT.value)):
             heard[contact_id] = heard.get(contact_id, False) or bool(closing & set(event_ids(stored)))
     return sum(1 for closure in heard.values() if not closure)
+
+
+def _by_text(number: int, only: str | None) -> bool:
+    return only == "sms" or (only is None and number % 2 == 0)
 
 
 def set_status(settings, old: str, new: str) -> None:
@@ -503,6 +512,11 @@ def run_processes(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
     def log_text(name: str) -> str:
         return logs[name].read_text(errors="replace")
 
+    def first_arrival() -> float | None:
+        """When the first message of either channel arrived, or None."""
+        times = [arrival[0] for channel in arrivals().values() for arrival in channel]
+        return min(times) if times else None
+
     def wait(condition, seconds: float) -> bool:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
@@ -526,10 +540,10 @@ def run_processes(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
         wait(lambda: "sending loop started" in log_text("clock"), 60)
         wait(lambda: all("sending loop started" in log_text(n) for n in procs), 60)
         set_status(settings, "open", "closed")
-        wait(lambda: arrivals()["sms"], args.timeout)
+        wait(lambda: first_arrival() is not None, args.timeout)
         corrected_at = None
         if args.correct_after is not None:
-            first = arrivals()["sms"][0][0]
+            first = first_arrival()
             time.sleep(max(0.0, first + args.correct_after - time.time()))
             saved_at = time.time()
             set_status(settings, "closed", "open")
@@ -549,7 +563,7 @@ def run_processes(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
             return done
 
         if args.stop_after is not None:  # a sample of a long fan-out: stop S seconds after the first text
-            time.sleep(max(0.0, arrivals()["sms"][0][0] + args.stop_after - time.time()))
+            time.sleep(max(0.0, first_arrival() + args.stop_after - time.time()))
         else:
             wait(lambda: settled() or time.sleep(2.0), args.timeout)
         for name, proc in procs.items():
