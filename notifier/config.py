@@ -101,10 +101,8 @@ class Settings:
             sms_per_second=_number(env, "NOTIFIER_SMS_PER_SECOND", 1.0, minimum=0.01),
             email_per_second=_number(env, "NOTIFIER_EMAIL_PER_SECOND", 20.0, minimum=0.01),
             sms_validity_seconds=int(_number(env, "NOTIFIER_SMS_VALIDITY", 7200, minimum=1, maximum=36000)),
-            sms_concurrency=(int(_number(env, "NOTIFIER_SMS_CONCURRENCY", 4, minimum=1, maximum=64))
-                             if (env.get("NOTIFIER_SMS_CONCURRENCY") or "").strip() else None),
-            email_concurrency=(int(_number(env, "NOTIFIER_EMAIL_CONCURRENCY", 2, minimum=1, maximum=64))
-                               if (env.get("NOTIFIER_EMAIL_CONCURRENCY") or "").strip() else None),
+            sms_concurrency=_threads(env, "NOTIFIER_SMS_CONCURRENCY"),
+            email_concurrency=_threads(env, "NOTIFIER_EMAIL_CONCURRENCY"),
             retry_base_seconds=_number(env, "NOTIFIER_RETRY_BASE_SECONDS", 30.0, minimum=0.01),
             max_attempts=int(_number(env, "NOTIFIER_MAX_ATTEMPTS", 10, minimum=1)),
             claim_lease_seconds=int(_number(env, "NOTIFIER_CLAIM_LEASE", 600, minimum=10)),
@@ -184,6 +182,11 @@ def _whole(env: Mapping[str, str], name: str, default: int, maximum: int) -> int
     if value != int(value):
         raise ConfigError(f"{name}={env.get(name)!r}: expected a whole number")
     return int(value)
+
+
+def _threads(env: Mapping[str, str], name: str) -> int | None:
+    """Sending threads per process, 1 to 64; None when unset (enough for the rate: `delivery.sending.limits`)."""
+    return int(_number(env, name, 0, minimum=1, maximum=64)) or None
 
 
 def _url(env: Mapping[str, str], name: str, required: bool) -> str | None:

@@ -86,11 +86,16 @@ def limits(settings: Settings, channel: str) -> tuple[int, float]:
     likewise (each holds one SMTP connection): two up to 25 emails a second, four at 50, at most 8."""
     if channel == SMS:
         rate = settings.sms_per_second
-        return settings.sms_concurrency or min(64, max(4, math.ceil(rate * ANSWER_SECONDS))), rate
+        return settings.sms_concurrency or _enough(rate, ANSWER_SECONDS, 4, 64), rate
     if channel == WEBHOOK:  # one request at a time per process: no endpoint is hammered by parallel requests
         return 1, settings.webhook_per_second
     rate = settings.email_per_second
-    return settings.email_concurrency or min(8, max(2, math.ceil(rate * EMAIL_SECONDS))), rate
+    return settings.email_concurrency or _enough(rate, EMAIL_SECONDS, 2, 8), rate
+
+
+def _enough(rate: float, seconds: float, least: int, most: int) -> int:
+    """Threads that keep `rate` messages a second going when each takes `seconds`, within [least, most]."""
+    return min(most, max(least, math.ceil(rate * seconds)))
 
 
 def max_attempts(settings: Settings, channel: str) -> int:

@@ -83,7 +83,7 @@ class MessageBuilder:
             overtaken = self._overtaken(session, live) if supersede else []
             behind = [row for row in live if row[14] is not None] if supersede else []
         self._supersede(overtaken)
-        self._defer([row for row in behind if row[0] not in {stale[0] for stale in overtaken}])
+        self._defer([row for row in behind if row not in overtaken])
         # Left out whether or not this process could settle them: one it could not is no longer its own.
         stale = {row[0] for row in (*overtaken, *behind)}
         jobs, gone = [], []
@@ -132,20 +132,19 @@ class MessageBuilder:
                 stale.append(row)
         return stale
 
-    def _defer(self, rows: list) -> set[int]:
+    def _defer(self, rows: list) -> None:
         """Put rows back for a little later (only while still claimed as built): the older digest is settled
         by then."""
         if not rows:
-            return set()
+            return
         later = utcnow() + DEFER
         with self.sessions() as session, session.begin():
-            done = {row[0] for row in rows if session.execute(
-                update(OutboxRow).where(OutboxRow.id == row[0], OutboxRow.claim == row[5],
-                                        OutboxRow.status == RowStatus.SENDING.value)
-                .values(status=RowStatus.PENDING.value, claim=None, claimed_at=None, due_at=later)).rowcount}
-        return done
+            for row in rows:
+                session.execute(update(OutboxRow).where(OutboxRow.id == row[0], OutboxRow.claim == row[5],
+                                                        OutboxRow.status == RowStatus.SENDING.value)
+                                .values(status=RowStatus.PENDING.value, claim=None, claimed_at=None, due_at=later))
 
-    def _supersede(self, stale: list) -> set[int]:
+    def _supersede(self, stale: list) -> None:
         """Mark stale rows `superseded` (only while still claimed as built) and plan their contacts again.
 
         A younger digest of the same contact not yet sent was planned on the premise that this one would leave (a
@@ -154,10 +153,11 @@ class MessageBuilder:
         waits or is claimed at that moment, and it is never on its way to the provider: its sender defers it while
         an older digest of its contact is unsettled, and drops it once it is no longer `sending`."""
         if not stale:
-            return set()
+            return
         with self.sessions() as session, session.begin():
             hold_lock(session, "plan")  # beside the planning pass, never inside one of its batches
             marked: dict[int, list[int]] = {}
+            oldest: dict[int, int] = {}  # contact id -> its oldest row superseded here
             done = set()
             for row in stale:
                 changed = session.execute(
@@ -167,12 +167,11 @@ class MessageBuilder:
                 ).rowcount
                 if changed:
                     marked.setdefault(row[7], []).extend(event_ids(row[2]))
+                    oldest[row[7]] = min(row[0], oldest.get(row[7], row[0]))
                     done.add(row[0])
-            for contact_id in marked:
+            for contact_id, row_id in oldest.items():
                 younger = session.execute(
-                    update(OutboxRow).where(OutboxRow.contact_id == contact_id,
-                                            OutboxRow.id > min(row[0] for row in stale if row[0] in done
-                                                               and row[7] == contact_id),
+                    update(OutboxRow).where(OutboxRow.contact_id == contact_id, OutboxRow.id > row_id,
                                             OutboxRow.status.in_((RowStatus.PENDING.value, RowStatus.SENDING.value)),
                                             OutboxRow.payload.is_(None))
                     .values(status=RowStatus.SUPERSEDED.value, last_error="planned on news that did not leave")
@@ -185,7 +184,6 @@ class MessageBuilder:
                 result = planning.replan(session, self.settings, marked, f"events-s{min(done)}", utcnow())
                 log.info("%d message(s) overtaken by a later change before leaving: superseded; %d contact(s) "
                          "planned again (%d new digest(s))", len(done), result.contacts, result.created)
-        return done
 
     def _render(self, stored: str, language: str, channel: str) -> render.Rendered:
         key = (stored, language, channel)
