@@ -21,6 +21,10 @@ bp = Blueprint("widgets", __name__)
 WIDGET_POLICY = {"default-src": "'none'", "style-src": "'self'", "img-src": "'self'", "base-uri": "'none'",
                  "form-action": "'none'"}
 BADGE_POLICY = {"default-src": "'none'", "style-src": "'unsafe-inline'"}
+# The iframe size the board page's snippet gives (width, height in CSS pixels): the longest board name, both panels,
+# withdrawals and a period announced ahead measure 378 px tall in French in Chromium (tests/web/test_widget_size.py);
+# the rest is room for other fonts.
+WIDGET_SIZE = (360, 420)
 
 
 def framed_anywhere(view: View) -> View:
@@ -62,8 +66,10 @@ def badge(board_id: str) -> Response:
     return respond(asked.cached("badge", "image/svg+xml", build))
 
 
-def snippets(board_id: str, language: str) -> dict[str, str]:
-    """The addresses the board page offers to copy: the widget for an iframe and the badge for an image."""
+def snippets(board_id: str, language: str) -> dict[str, str | int]:
+    """What the board page offers to copy: the widget's address and iframe size, and the badge's address."""
     base = services().settings.base_url
+    width, height = WIDGET_SIZE
     return {"embed": f"{base}{url_for('widgets.embed', board_id=board_id, lang=language)}",
+            "width": width, "height": height,
             "badge": f"{base}{url_for('widgets.badge', board_id=board_id, lang=language)}"}
