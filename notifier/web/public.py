@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import UTC, datetime
-from urllib.parse import quote, urlencode
 
-from flask import Blueprint, abort, current_app, redirect, render_template, request, send_from_directory, url_for
+from flask import Blueprint, abort, current_app, render_template, request, send_from_directory, url_for
 from werkzeug.exceptions import NotFound
 from werkzeug.wrappers import Response
 
 from notifier.errors import BoardFileError
-from notifier.i18n import LANGUAGES
 from notifier.status.boards import Board, Panel, now_toronto
 from notifier.status.document import Snapshot, version_of
 from notifier.status.history import board_history
@@ -23,6 +21,7 @@ from notifier.web.pagecache import respond
 from notifier.web.services import (
     LANGUAGE_COOKIE,
     board_asked,
+    explicit_language,
     language_in_url,
     select_language,
     services,
@@ -32,41 +31,31 @@ from notifier.web.widgets import snippets
 bp = Blueprint("public", __name__)
 
 MAX_QUERY = 100
-PATH_SAFE = "/:@!$&'()*+,;=-._~"  # what a path may hold as is (RFC 3986 pchar); anything else is percent-encoded
 
 
-@bp.before_app_request
-def remember_language() -> Response | None:
-    """`?lang=fr` (the visible toggle) on a page is remembered in a cookie, then the page is shown without it.
+@bp.after_app_request
+def remember_language(response: Response) -> Response:
+    """A page asked for with `?lang=fr` (the visible toggle, every link in a French email or text) answers in French
+    at once, and remembers the choice in a cookie on that same answer.
 
-    Views marked `language_in_url` (feeds, the API) answer in the asked language themselves instead. The address
-    redirected to is this request's own path and query minus `lang`: nothing in the query reaches `url_for` (an
-    argument named `endpoint` or `_external` would break it or build an address on another host), and the path is
-    made to start with exactly one slash, so the redirect never leaves the site.
+    No redirect: a mail app's in-app browser or a link preview keeps no cookie, and must still get the language the
+    link names. The cookie is set only when it changes, on an answer marked private so no shared cache keeps (or
+    hands out) it. Views marked `language_in_url` (feeds, the API) answer in the asked language and set no cookie.
     """
-    chosen = request.args.get("lang")
-    if chosen not in LANGUAGES or request.method != "GET" or _language_in_url():
-        return None
-    response = redirect(_without_language(), 302)
+    chosen = explicit_language()
+    if (chosen is None or request.method not in ("GET", "HEAD") or request.cookies.get(LANGUAGE_COOKIE) == chosen
+            or _language_in_url()):
+        return response
     response.set_cookie(LANGUAGE_COOKIE, chosen, max_age=365 * 24 * 3600, samesite="Lax", httponly=True)
-    response.headers["Cache-Control"] = "no-store"
+    response.headers["Cache-Control"] = "private, no-cache"
     return response
 
 
 def _language_in_url() -> bool:
-    if request.path.startswith("/api/"):  # the API answers even its 404 in JSON, never through a redirect
+    if request.path.startswith("/api/"):  # the API answers even its 404 in JSON, and sets no cookie
         return True
     view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
     return bool(getattr(view, "language_in_url", False))
-
-
-def _without_language() -> str:
-    """This page's site-relative address without `lang`: "/boards/tdsb?q=x" for "/boards/tdsb?lang=fr&q=x"."""
-    # To a browser, a path that starts with two slashes (or a slash and a backslash) names another host: keep one
-    # leading slash and percent-encode the rest ("?" and "#" in the path too, so they stay part of it).
-    path = "/" + quote((request.script_root + request.path).lstrip("/\\"), safe=PATH_SAFE)
-    query = urlencode([(k, v) for k, v in request.args.items(multi=True) if k != "lang"])
-    return f"{path}?{query}" if query else path
 
 
 @bp.get("/")

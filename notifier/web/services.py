@@ -46,12 +46,16 @@ def services() -> Services:
 
 
 def select_language() -> str:
-    """The page language: an explicit ?lang=, else the remembered choice, else the browser's Accept-Language."""
+    """The page language: an explicit ?lang=, else the remembered choice, else the browser's Accept-Language.
+
+    A value the site does not offer (`?lang=de`, an old cookie) is passed over, as if it were not there."""
     context = g._get_current_object()  # one context lookup instead of one per attribute (this runs per request)
     language = context.get("language")
     if language is None:
         current = request._get_current_object()
-        chosen = current.args.get("lang") or current.cookies.get(LANGUAGE_COOKIE)
+        chosen = current.args.get("lang")
+        if chosen not in LANGUAGES:
+            chosen = current.cookies.get(LANGUAGE_COOKIE)
         language = chosen if chosen in LANGUAGES else _negotiated(current.headers.get("Accept-Language"))
         context.language = language
     return language

@@ -17,12 +17,45 @@ SITE_TEMPLATES = ["templates/base.html", "templates/_labels.html", "templates/ca
                   *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "templates/public").iterdir())]
 
 
-def test_the_toggle_remembers_the_language_in_a_cookie_and_shows_the_clean_url(client):
-    response = client.get("/boards/tdsb?lang=fr")
-    assert response.status_code == 302
-    assert response.headers["Location"] == "/boards/tdsb"
+def test_the_toggle_answers_in_the_chosen_language_at_once_and_remembers_it_in_a_cookie(client):
+    response = client.get("/boards/tdsb?lang=fr", headers={"Accept-Language": "en"})
+    assert response.status_code == 200 and '<html lang="fr">' in response.get_data(as_text=True)
     assert "lang=fr" in response.headers["Set-Cookie"]
-    assert response.headers["Cache-Control"] == "no-store"
+    assert response.headers["Cache-Control"] == "private, no-cache"  # no shared cache keeps or hands out the cookie
+
+
+def test_a_page_asked_for_in_french_answers_in_french_in_a_browser_that_keeps_no_cookie(app):
+    preview = app.test_client(use_cookies=False)  # a mail app's in-app browser, a link preview
+    response = preview.get("/boards/tdsb?lang=fr", headers={"Accept-Language": "en"})
+    assert response.status_code == 200 and '<html lang="fr">' in response.get_data(as_text=True)
+
+
+def test_the_cookie_is_not_set_again_when_it_already_holds_the_choice(client):
+    client.set_cookie("lang", "fr")
+    response = client.get("/boards/tdsb?lang=fr")
+    assert response.status_code == 200 and "Set-Cookie" not in response.headers
+    assert response.headers["Cache-Control"].startswith("public")
+
+
+@pytest.mark.parametrize("value", ["de", "", "FR", "fr-CA", "x" * 300])
+def test_an_unknown_language_in_the_address_falls_back_to_the_remembered_choice(client, value):
+    client.set_cookie("lang", "fr")
+    response = client.get("/boards/tdsb", query_string={"lang": value}, headers={"Accept-Language": "en"})
+    assert response.status_code == 200 and '<html lang="fr">' in response.get_data(as_text=True)
+    assert "Set-Cookie" not in response.headers
+
+
+def test_an_unknown_language_in_the_address_falls_back_to_accept_language_without_a_choice(client):
+    response = client.get("/boards/tdsb?lang=de", headers={"Accept-Language": "fr-CA"})
+    assert response.status_code == 200 and '<html lang="fr">' in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_board_pages_feed_links_name_the_pages_language(app, language):
+    html = app.test_client(use_cookies=False).get(f"/boards/tdsb?lang={language}").get_data(as_text=True)
+    feed = f"/boards/tdsb/feed.atom?lang={language}"
+    assert f'<link rel="alternate" type="application/atom+xml" href="{feed}"' in html
+    assert f'<a href="{feed}">' in html
 
 
 def test_the_remembered_language_is_used_on_the_next_visit(client):

@@ -1,5 +1,5 @@
-"""A language named in the URL: pages remember it and show their clean address; feeds and the API answer in it at
-once, without cookies. No query string ever makes the toggle fail or send a reader to another site."""
+"""A language named in the URL: pages, feeds and the API answer in it at once, without cookies (pages also remember
+it). No query string ever makes the toggle fail or send a reader to another site."""
 
 from __future__ import annotations
 
@@ -93,44 +93,28 @@ def test_the_api_without_a_language_is_unchanged(client):
 
 def test_a_link_from_a_french_email_opens_the_page_in_french(app):
     browser = app.test_client()  # keeps cookies, as a browser does
-    response = browser.get("/boards/tdsb?lang=fr", headers={"Accept-Language": "en"}, follow_redirects=True)
-    assert '<html lang="fr">' in response.get_data(as_text=True)
+    response = browser.get("/boards/tdsb?lang=fr", headers={"Accept-Language": "en"})
+    assert response.status_code == 200 and '<html lang="fr">' in response.get_data(as_text=True)
+    assert '<html lang="fr">' in browser.get("/", headers={"Accept-Language": "en"}).get_data(as_text=True)
 
 
 def test_the_toggle_keeps_the_other_query_arguments(client):
     response = client.get("/?q=toronto&lang=fr")
-    assert response.status_code == 302
-    assert response.headers["Location"] == "/?q=toronto"
+    assert response.status_code == 200
+    assert "Toronto District School Board" in response.get_data(as_text=True)
+    assert 'href="?lang=en&amp;q=toronto"' in response.get_data(as_text=True)
 
 
-def test_the_toggle_keeps_repeated_arguments(client):
-    response = client.get("/subscribe?board=tdsb&panel=elementary&panel=secondary&lang=fr")
-    assert response.headers["Location"] == "/subscribe?board=tdsb&panel=elementary&panel=secondary"
-
-
-def test_a_query_argument_named_endpoint_does_not_break_the_toggle(client):
-    response = client.get("/?lang=fr&endpoint=x")
-    assert response.status_code == 302
-    assert response.headers["Location"] == "/?endpoint=x"
-
-
-def test_query_arguments_cannot_make_the_toggle_build_an_address_on_another_host(client):
-    response = client.get("/?lang=fr&_external=1&_scheme=https", headers={"Host": "evil.example"})
-    location = response.headers["Location"]
-    assert urlsplit(location).netloc == "" and location.startswith("/?")
+@pytest.mark.parametrize("query", ["lang=fr&endpoint=x", "lang=fr&_external=1&_scheme=https"])
+def test_query_arguments_named_like_url_for_options_do_not_break_the_toggle(client, query):
+    response = client.get(f"/?{query}", headers={"Host": "evil.example"})
+    assert response.status_code == 200 and "Location" not in response.headers
 
 
 @pytest.mark.parametrize("path", ["//evil.example/x", "/\\evil.example", "///evil.example", "/%2F%2Fevil.example"])
-def test_a_path_that_looks_like_another_host_is_redirected_on_this_site(client, path):
+def test_a_path_that_looks_like_another_host_is_never_redirected(client, path):
     response = client.get("/", query_string="lang=fr", environ_overrides={"PATH_INFO": path})
-    location = response.headers["Location"]
-    assert location.startswith("/") and not location.startswith(("//", "/\\"))
-    assert urlsplit(location).netloc == ""
-
-
-def test_a_path_with_a_question_mark_keeps_it_in_the_path(client):
-    response = client.get("/", query_string="lang=fr", environ_overrides={"PATH_INFO": "/boards/a?b"})
-    assert response.headers["Location"] == "/boards/a%3Fb"
+    assert "Location" not in response.headers
 
 
 NAMES = ["lang", "q", "endpoint", "_external", "_scheme", "_anchor", "_method", "board", "panel", "next", "", "a b",
