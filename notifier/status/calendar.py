@@ -2,8 +2,10 @@
 
 Parents put strike days in the family calendar next to everything else. Each disruption (a period announced ahead,
 one that has ended and is known from the change history, or the state in force now when no period explains it)
-becomes one iCalendar (RFC 5545) event. Its UID is made of the board id, the start and the panels only, so a calendar
-app updates the same event when its end or message changes, and nothing moves when another period is announced.
+becomes one iCalendar (RFC 5545) event. A closure a correction ended minutes after it began (`CORRECTION_WINDOW`)
+becomes none, so it leaves the calendars that showed it. Its UID is made of the board id, the start and the panels
+only, so a calendar app updates the same event when its end or message changes, and nothing moves when another
+period is announced.
 
 What an event says (its summary and description) is words in the reader's language: the caller supplies them
 (`describe`), so this module holds no user-facing text and no Flask.
@@ -28,6 +30,11 @@ PRODID = "-//Ontario school status notifier//calendar//EN"
 PERIOD_KINDS = ("period_added", "period_changed", "period_removed")
 STATE_KINDS = ("status", "panel_status")
 DAY_START = (time(0, 0), time(0, 1))  # boards.yaml writes a day's start as 00:00 or 00:01
+# A closure or work-to-rule that lasts less than this was a mistake put right: staff published it, then a publish
+# ("open after all") ended it minutes later, and the console cut the period where the correction began. No school
+# closes or works to rule for less than half an hour, so such a period is no disruption: it has no event (a calendar
+# subscribed to the feed drops the event it showed, whose UID is the same, on its next refresh).
+CORRECTION_WINDOW = timedelta(minutes=30)
 
 
 @dataclass(frozen=True)
@@ -85,14 +92,16 @@ def disruptions(board: Board, now: datetime, recorded: Iterable[Period] = (),
     """Every disruption of `board` worth a calendar entry as seen at `now`, in order of start.
 
     `recorded` are periods known from the history: those no longer in boards.yaml appear once they have ended (a
-    strike day staff tidied away is still a day the children stayed home). The state in force, when not open and not
+    strike day staff tidied away is still a day the children stayed home). A period a correction took back within
+    minutes (`corrected`) is none. The state in force, when not open and not
     explained by a period, starts at the board's `effective` moment, else at `since`, else today.
     """
     periods = {period.key: period for period in board.upcoming}
     for period in recorded:
         if period.key not in periods and period.end is not None and period.end <= now:
             periods[period.key] = period
-    found = [_from_period(board, period) for period in periods.values() if period.status is not Status.OPEN]
+    found = [_from_period(board, period) for period in periods.values()
+             if period.status is not Status.OPEN and not corrected(period)]
     if board.period_at(now) is None:
         start = board.effective or since or datetime.combine(now.astimezone(TORONTO).date(), time(), TORONTO)
         for status in (Status.CLOSED, Status.WORK_TO_RULE):
@@ -100,6 +109,11 @@ def disruptions(board: Board, now: datetime, recorded: Iterable[Period] = (),
             if panels:
                 found.append(Disruption(board.id, start, None, status, panels, board.message, board.withdrawals))
     return sorted(found, key=lambda d: (d.start, sorted(d.panels)))
+
+
+def corrected(period: Period) -> bool:
+    """True for a period ended less than `CORRECTION_WINDOW` after it began: a correction took it back."""
+    return period.end is not None and period.end - period.start < CORRECTION_WINDOW
 
 
 def _from_period(board: Board, period: Period) -> Disruption:

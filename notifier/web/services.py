@@ -82,7 +82,7 @@ def speak(language: str) -> None:
 
 
 def language_in_url(view: View) -> View:
-    """Mark a view whose URL keeps its language (`?lang=fr`): answered in it at once, with no redirect or cookie.
+    """Mark a view whose URL keeps its language (`?lang=fr`): answered in it at once, and no cookie is set.
 
     Feed readers and scripts keep no cookies, so a feed or the API asked for in French must answer in French itself.
     """

@@ -8,7 +8,7 @@ from icalendar import Calendar
 
 from notifier.formatting import TORONTO
 from notifier.status.boards import Board, Period
-from notifier.status.calendar import disruptions, to_ical
+from notifier.status.calendar import CORRECTION_WINDOW, disruptions, to_ical
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=TORONTO)  # a Monday
 WEDNESDAY = {"from": "2026-11-25T00:00", "until": "2026-11-26T00:00", "status": "closed", "panels": ["secondary"]}
@@ -101,3 +101,22 @@ def test_the_calendar_is_valid_icalendar_with_the_required_properties():
     for event in calendar.walk("VEVENT"):
         for name in ("UID", "DTSTAMP", "DTSTART", "DTEND", "SUMMARY"):
             assert name in event
+
+
+def test_a_closure_ended_by_a_correction_minutes_after_it_began_leaves_the_calendar():
+    # "closed from now until Friday" published at 14:54:00, then "open" at 14:54:29: the console cut the period there.
+    corrected = {"from": "2026-11-23T14:54:00", "until": "2026-11-23T14:54:29", "status": "closed",
+                 "panels": ["secondary"]}
+    assert disruptions(board(upcoming=[corrected]), datetime(2026, 11, 23, 15, 0, tzinfo=TORONTO)) == []
+    assert disruptions(board(upcoming=[corrected]), NOW) == []  # nor is it shown before it would have begun
+
+
+def test_a_closure_that_lasted_the_correction_window_stays_in_the_calendar():
+    half_hour = {"from": "2026-11-23T14:00", "until": "2026-11-23T14:30", "status": "closed"}
+    (event,) = disruptions(board(upcoming=[half_hour]), datetime(2026, 11, 23, 15, 0, tzinfo=TORONTO))
+    assert event.end - event.start == CORRECTION_WINDOW
+
+
+def test_a_corrected_period_known_only_from_the_history_is_left_out_too():
+    corrected = Period.model_validate({"from": "2026-11-17T09:00", "until": "2026-11-17T09:05", "status": "closed"})
+    assert disruptions(board(), NOW, recorded=[corrected]) == []

@@ -116,3 +116,20 @@ def test_the_calendar_token_never_reaches_a_log(subscribe, settings, caplog):
     record = logging.LogRecord("access", logging.INFO, __file__, 1, "GET %s", (url,), None)
     masking.MaskingFilter().filter(record)
     assert token not in record.getMessage()
+
+
+def test_a_closure_corrected_seconds_later_leaves_the_boards_calendar(client, runner, boards):
+    closed_until_friday = {"from": "2030-01-07T14:54:00", "until": "2030-01-11T00:00", "status": "closed",
+                           "panels": ["secondary"]}
+    with time_machine.travel("2030-01-07 14:54:00 -0500"):
+        runner.invoke("tick")
+        boards.update("tdsb", upcoming=[closed_until_friday])
+        runner.invoke("tick")
+        (event,) = parse(client.get("/boards/tdsb/calendar.ics?lang=en")).walk("VEVENT")
+    with time_machine.travel("2030-01-07 14:54:29 -0500"):  # "open after all": the console ends the period here
+        boards.update("tdsb", upcoming=[{**closed_until_friday, "until": "2030-01-07T14:54:29"}])
+        runner.invoke("tick")
+    with time_machine.travel("2030-01-07 15:10 -0500"):
+        calendar = parse(client.get("/boards/tdsb/calendar.ics?lang=en"))
+    assert str(event["UID"]) not in [str(e["UID"]) for e in calendar.walk("VEVENT")]
+    assert summaries(calendar) == []
