@@ -129,7 +129,7 @@ def test_calling_off_first_shows_the_exact_words_and_the_counts_and_saves_nothin
     text = page.get_data(as_text=True)
     assert page.status_code == 200 and settings.boards_file.read_bytes() == before
     assert 'class="count-email">1<' in text and 'class="count-sms">1<' in text
-    assert "Called off:" in text
+    assert "Closure called off: secondary schools" in text and "Fermeture annulée" in html.unescape(text)
     assert 'name="notify" value="on" checked' in text
 
 
