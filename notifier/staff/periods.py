@@ -81,7 +81,7 @@ def change(board: Board, key: str, fields: Mapping[str, Any], now: datetime,
         if len(text) > TEXT_LIMIT:
             errors[f"message_{k}"] = "long"
     if start is not None and "from" not in errors and start <= now:
-        errors["from"] = "order"
+        errors["from"] = "past"
     if start is not None and end is not None and end <= start:
         errors["until"] = "order"
     if errors:

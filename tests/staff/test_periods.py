@@ -226,3 +226,9 @@ def test_a_change_previews_then_publishes_the_moved_end(console, settings, sessi
     with sessions() as session:
         [entry] = session.query(AuditEntry).filter_by(board_id="tdsb").all()
     assert entry.summary == "period_changed"
+
+
+def test_a_change_that_starts_in_the_past_is_refused_on_its_start():
+    current = board(upcoming=[THURSDAY])
+    fields = {"from": "2026-11-25T08:00", "status": "closed", "panels": ["secondary"]}
+    assert periods.change(current, current.upcoming[0].key, fields, WEDNESDAY) == (None, {"from": "past"})
