@@ -232,3 +232,23 @@ def test_a_change_that_starts_in_the_past_is_refused_on_its_start():
     current = board(upcoming=[THURSDAY])
     fields = {"from": "2026-11-25T08:00", "status": "closed", "panels": ["secondary"]}
     assert periods.change(current, current.upcoming[0].key, fields, WEDNESDAY) == (None, {"from": "past"})
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_period_pages_pass_the_w3c_nu_html_checker(console, settings, sessions, announced, first_cycle, vnu,
+                                                       language):
+    console.client.set_cookie("lang", language)
+    [call_off, change] = buttons(console)
+    named = {"period": change["period"], "seen": change["seen"]}
+    fields = {**named, "status": "closed", "panels": "secondary", "from": announced.start.strftime("%Y-%m-%dT%H:%M")}
+    pages = {
+        "board with periods": console.client.get("/staff/boards/tdsb").get_data(as_text=True),
+        "call off preview": post(console, call_off["action"], **named).get_data(as_text=True),
+        "change form": post(console, change["action"], **named).get_data(as_text=True),
+        "change with errors": post(console, change["action"], action="preview", **{**fields, "from": ""}),
+        "change preview": post(console, change["action"], action="preview", **fields).get_data(as_text=True),
+        "refused": post(console, call_off["action"], period="forged").get_data(as_text=True),
+    }
+    pages["change with errors"] = pages["change with errors"].get_data(as_text=True)
+    found = vnu.errors(pages)
+    assert {name: errors for name, errors in found.items() if errors} == {}
