@@ -171,7 +171,7 @@ def render_digest(
         return Rendered("", text, None, urgent)
     called_off = _only_called_off(items)
     if called_off is not None:
-        subject = templates.render("email/calloff_subject.txt", language, period=called_off,
+        subject = templates.render("digest/calloff_subject.txt", language, period=called_off,
                                    board=items[0].board.display_name(language)).strip()
     else:
         message_id, variables = subject_of(items, language)
