@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from notifier.errors import NotifierError
-from notifier.staff.form import _when
+from notifier.staff.form import parse_time
 from notifier.status.boards import Board, Panel, Period, Status
 
 TEXT_LIMIT = 1000  # as the edit form's message
@@ -66,10 +66,10 @@ def change(board: Board, key: str, fields: Mapping[str, Any], now: datetime,
     None and {field: error code} (the edit form's codes) when they would not make a valid period."""
     old = find(board, key, now, seen)
     errors: dict[str, str] = {}
-    start = _when(str(fields.get("from", "")).strip(), errors, "from")
+    start = parse_time(str(fields.get("from", "")).strip(), errors, "from")
     if start is None and "from" not in errors:
         errors["from"] = "datetime"
-    end = _when(str(fields.get("until", "")).strip(), errors, "until")
+    end = parse_time(str(fields.get("until", "")).strip(), errors, "until")
     status = str(fields.get("status", ""))
     if status not in {s.value for s in Status}:
         errors["status"] = "choice"
