@@ -62,8 +62,9 @@ def call_off(board: Board, key: str, now: datetime, seen: str | None = None) -> 
 
 def change(board: Board, key: str, fields: Mapping[str, Any], now: datetime,
            seen: str | None = None) -> tuple[Board | None, dict[str, str]]:
-    """The board with period `key` replaced by the posted fields (from, until, status, panels, message_en/fr), or
-    None and {field: error code} (the edit form's codes) when they would not make a valid period."""
+    """The board with period `key` replaced by the posted fields (from, until, status, message_en/fr as text,
+    panels as a list, or a form's `getlist`), or None and {field: error code} (the edit form's codes) when they
+    would not make a valid period."""
     old = find(board, key, now, seen)
     errors: dict[str, str] = {}
     start = parse_time(str(fields.get("from", "")).strip(), errors, "from")

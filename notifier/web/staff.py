@@ -318,10 +318,10 @@ def change_period(board_id: str) -> str | tuple[str, int]:
     page = {"board": board, "period": period, "seen": periods.fingerprint(period)}
     if action == "form":
         return render_template("staff/period.html", fields=_period_fields(period), errors={}, **page)
-    fields = {name: request.form.get(name, "")[:periods.TEXT_LIMIT if name.startswith("message") else 40]
+    fields: dict = {name: request.form.get(name, "")[:periods.TEXT_LIMIT + 1 if name.startswith("message") else 40]
               for name in ("from", "until", "status", "message_en", "message_fr")}
     fields["panels"] = request.form.getlist("panels")[:2]
-    new, errors = periods.change(board, key, _Fields(fields), utcnow(), seen)
+    new, errors = periods.change(board, key, fields, utcnow(), seen)
     if errors or new is None:
         log.info("change of a period of %s by %s not saved: %s", board_id, mask_email(g.staff.email),
                  ", ".join(f"{name}={code}" for name, code in errors.items()))
@@ -329,13 +329,6 @@ def change_period(board_id: str) -> str | tuple[str, int]:
     if action == "publish":
         return _publish_period(board, new, request.form.get("notify") == "on")
     return render_template("staff/period.html", fields=fields, errors={}, preview=_preview(board, new), **page)
-
-
-class _Fields(dict):
-    """Posted period fields with `getlist`, as `periods.change` reads them."""
-
-    def getlist(self, key: str) -> list[str]:
-        return list(self.get(key, []))
 
 
 def _period_fields(period) -> dict:

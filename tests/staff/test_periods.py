@@ -252,3 +252,13 @@ def test_the_period_pages_pass_the_w3c_nu_html_checker(console, settings, sessio
     pages["change with errors"] = pages["change with errors"].get_data(as_text=True)
     found = vnu.errors(pages)
     assert {name: errors for name, errors in found.items() if errors} == {}
+
+
+def test_a_message_too_long_is_refused_on_its_field_and_saves_nothing(console, settings, announced):
+    [_, change] = buttons(console)
+    before = settings.boards_file.read_bytes()
+    page = post(console, change["action"], period=change["period"], seen=change["seen"], action="publish",
+                status="closed", panels="secondary", message_en="x" * 1001,
+                **{"from": announced.start.strftime("%Y-%m-%dT%H:%M")})
+    assert page.status_code == 400 and 'id="message_en-error"' in page.get_data(as_text=True)
+    assert settings.boards_file.read_bytes() == before
