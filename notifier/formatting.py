@@ -41,6 +41,36 @@ def moment(value: datetime | str | None, language: str, style: str = "long") -> 
     return pattern.replace("{1}", day).replace("{0}", clock)
 
 
+# Canadian Press style abbreviates five-letter-plus months only ("Nov. 26", "March 3"); CLDR's en_CA writes "Nov 26".
+_PRESS_MONTHS = ("Jan.", "Feb.", "March", "April", "May", "June", "July", "Aug.", "Sept.", "Oct.", "Nov.", "Dec.")
+
+
+def day_and_time(value: datetime | str, language: str) -> str:
+    """'Thursday, November 26, 12:01 a.m.' / 'jeudi 26 novembre, 0 h 01': a moment this season, without the year."""
+    local = _local(value)
+    if language == "fr":
+        day = format_date(local, _first_day("EEEE d MMMM", local), locale="fr_CA")
+        return f"{day}, {format_time(local, 'H', locale='fr_CA')}\u00a0h\u00a0{local:%M}"
+    return f"{format_date(local, 'EEEE, MMMM d', locale='en_CA')}, {format_time(local, 'short', locale='en_CA')}"
+
+
+def short_day(value: datetime | str, language: str) -> str:
+    """'Thursday, Nov. 26' / 'jeudi 26 nov.': the day of a moment, for a subject or a text."""
+    local = _local(value)
+    if language == "fr":
+        return format_date(local, _first_day("EEEE d MMM", local), locale="fr_CA")
+    return f"{format_date(local, 'EEEE', locale='en_CA')}, {_PRESS_MONTHS[local.month - 1]} {local.day}"
+
+
+def _local(value: datetime | str) -> datetime:
+    return (datetime.fromisoformat(value) if isinstance(value, str) else value).astimezone(TORONTO)
+
+
+def _first_day(pattern: str, local: datetime) -> str:
+    """In French the first of a month is "1er" (le 1er décembre)."""
+    return pattern.replace("d ", "d'er' ", 1) if local.day == 1 else pattern
+
+
 def time_of_day(value: datetime, language: str, seconds: bool = False) -> str:
     """'12:05 p.m.' / '12 h 05', with `seconds` '12:05:10 p.m.' / '12 h 05 min 10 s', in Toronto time."""
     text = format_time(value.astimezone(TORONTO), "medium" if seconds else "short", tzinfo=TORONTO,
@@ -85,6 +115,8 @@ def install_filters(env: Any, language: Language) -> None:
     env.filters["in_language"] = lambda url: in_language(url, current())
     env.filters["number"] = lambda value: number(value, current())
     env.filters["time_of_day"] = lambda value, seconds=False: time_of_day(value, current(), seconds)
+    env.filters["day_and_time"] = lambda value: day_and_time(value, current())
+    env.filters["short_day"] = lambda value: short_day(value, current())
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

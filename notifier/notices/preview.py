@@ -15,9 +15,9 @@ from sqlalchemy.orm import Session
 from notifier.config import Settings
 from notifier.delivery import progress
 from notifier.notices import render, segments
-from notifier.notices.digests import PANELS, Event, relevant, select_for
-from notifier.status.boards import Board, Status
-from notifier.status.changes import Change, Kind, diff
+from notifier.notices.digests import PANELS, Event, net, relevant, select_for
+from notifier.status.boards import Board
+from notifier.status.changes import Change, diff
 from notifier.subscribers.models import Contact, ContactStatus, Follow, Frequency, Subscriber
 
 
@@ -49,7 +49,8 @@ def audience(session: Session, board_id: str, changes: list[Change], now: dateti
     panels = {p for e in events if relevant(e, {board_id: frozenset(PANELS)}, True) for p in e.panels()}
     if not panels:
         return counts
-    urgent_panels = {e.panel for e in events if e.kind == Kind.PANEL_STATUS.value and e.after == Status.CLOSED.value}
+    # Urgent as the planner judges it (a closure now or announced, or one over or called off), panel by panel.
+    urgent_panels = {panel for e in events if any(change.urgent for change in net([e])) for panel in e.panels()}
     follows = select(Follow.subscriber_id, func.count()).where(Follow.board_id == board_id,
                                                                Follow.panel.in_(panels))
     follows = follows.group_by(Follow.subscriber_id).subquery()

@@ -142,6 +142,18 @@ def subject_of(items: list[BoardDigest], language: str) -> tuple[str, dict[str, 
     return MANY_BOARDS.get(key, "School status update: %(count)d boards"), {"count": len(items)}
 
 
+def _only_called_off(items: list[BoardDigest]) -> Period | None:
+    """The first period called off when that is all one board's digest says (its subject then names it)."""
+    if len(items) != 1:
+        return None
+    item = items[0]
+    if not item.periods or any(kind != "removed" for kind, _ in item.periods):
+        return None
+    if item.statuses or item.added or item.changed or item.removed or item.message_changed or item.effective:
+        return None
+    return item.periods[0][1]
+
+
 def _placeholder(board_id: str) -> Board:
     return Board.model_validate({"id": board_id, "name": board_id, "status": "open", "withdrawals": []})
 
@@ -157,8 +169,13 @@ def render_digest(
     if channel == "sms":
         text = " ".join(templates.render("sms/digest.txt", language, **context).split())
         return Rendered("", text, None, urgent)
-    message_id, variables = subject_of(items, language)
-    subject = templates.gettext(language, message_id, **variables)
+    called_off = _only_called_off(items)
+    if called_off is not None:
+        subject = templates.render("digest/calloff_subject.txt", language, period=called_off,
+                                   board=items[0].board.display_name(language)).strip()
+    else:
+        message_id, variables = subject_of(items, language)
+        subject = templates.gettext(language, message_id, **variables)
     text = templates.render("email/digest.txt", language, subject=subject, **context).strip() + "\n"
     html = templates.render("email/digest.html", language, subject=subject, **context)
     return Rendered(subject, text, html, urgent)

@@ -152,8 +152,8 @@ def validate(form: EditForm, current: Board, now: datetime) -> tuple[Board | Non
     duplicate, datetime, clock_change, overlap, order, contradicts, url, text, long.
     """
     errors: dict[str, str] = {name: "long" for name, value in _texts(form) if len(value) > MAX_TEXT}
-    when = _when(form.effective, errors)
-    until = _when(form.until, errors, "until")
+    when = parse_time(form.effective, errors)
+    until = parse_time(form.until, errors, "until")
     if until is not None and until <= max(when or now, now):
         errors["until"] = "order"  # a period must end after it starts, and after now
     if form.status not in list(Status):
@@ -201,7 +201,7 @@ def validate(form: EditForm, current: Board, now: datetime) -> tuple[Board | Non
         return None, {"effective": error.code}
 
 
-def _when(text: str, errors: dict[str, str], name: str = "effective") -> datetime | None:
+def parse_time(text: str, errors: dict[str, str], name: str = "effective") -> datetime | None:
     """A time field ("takes effect", "until") as a Toronto time (None: empty), or an error code for it."""
     if not text:
         return None

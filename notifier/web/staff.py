@@ -24,7 +24,7 @@ from notifier.errors import BoardFileError, DeliveryError
 from notifier.masking import mask_email
 from notifier.notices import preview as previews
 from notifier.notices import templates
-from notifier.staff import accounts, audit, edits, models, publishing, signin
+from notifier.staff import accounts, audit, edits, models, periods, publishing, signin
 from notifier.staff import form as edit_form
 from notifier.staff import sessions as staff_sessions
 from notifier.staff import webhooks as staff_webhooks
@@ -222,7 +222,7 @@ def _edit_page(board: Board, form: edit_form.EditForm, version: str, base: Board
     return render_template("staff/edit.html", board=board, form=form, version=version,
                            base=edit_form.encode_base(base, _secret(), _staff_key()), errors=errors or {},
                            conflict=conflict, published=published, now=now_toronto(),
-                           categories=[c.value for c in Category])
+                           categories=[c.value for c in Category], fingerprint=periods.fingerprint)
 
 
 def _publish(current: Board, edited: Board, base: Board, version: str, notify: bool) -> str | tuple[str, int]:
@@ -279,6 +279,74 @@ def _send_test(preview) -> bool:
         log.error("test email to %s failed: %s", mask_email(g.staff.email), error)
         return False
     return True
+
+
+# --- announced periods: call off, change ------------------------------------------------------------------------
+
+
+@bp.post("/boards/<board_id>/periods/calloff")
+@signed_in
+def call_off_period(board_id: str) -> str | tuple[str, int]:
+    """Call off an announced period: the first post shows what parents will get, the second ("publish") publishes.
+
+    The period is looked up again in the board as published now, by its key and the fingerprint shown: a period
+    gone, started, changed or never there is refused and nothing is stored."""
+    board = _board_for(board_id)
+    key, seen = request.form.get("period", "")[:200], request.form.get("seen", "")[:64] or None
+    try:
+        new = periods.call_off(board, key, utcnow(), seen)
+    except periods.PeriodError as error:
+        return _period_refused(board, error)
+    period = periods.find(board, key, utcnow())
+    if request.form.get("action") == "publish":
+        return _publish_period(board, new, request.form.get("notify") == "on")
+    return render_template("staff/calloff.html", board=board, period=period, seen=periods.fingerprint(period),
+                           preview=_preview(board, new))
+
+
+@bp.post("/boards/<board_id>/periods/change")
+@signed_in
+def change_period(board_id: str) -> str | tuple[str, int]:
+    """Change an announced period (times, status, schools, message): form, preview, publish, as for an edit."""
+    board = _board_for(board_id)
+    key, seen = request.form.get("period", "")[:200], request.form.get("seen", "")[:64] or None
+    action = request.form.get("action", "form")
+    try:
+        period = periods.find(board, key, utcnow(), seen)
+    except periods.PeriodError as error:
+        return _period_refused(board, error)
+    page = {"board": board, "period": period, "seen": periods.fingerprint(period)}
+    if action == "form":
+        return render_template("staff/period.html", fields=_period_fields(period), errors={}, **page)
+    fields: dict = {name: request.form.get(name, "")[:periods.TEXT_LIMIT + 1 if name.startswith("message") else 40]
+              for name in ("from", "until", "status", "message_en", "message_fr")}
+    fields["panels"] = request.form.getlist("panels")[:2]
+    new, errors = periods.change(board, key, fields, utcnow(), seen)
+    if errors or new is None:
+        log.info("change of a period of %s by %s not saved: %s", board_id, mask_email(g.staff.email),
+                 ", ".join(f"{name}={code}" for name, code in errors.items()))
+        return render_template("staff/period.html", fields=fields, errors=errors, **page), 400
+    if action == "publish":
+        return _publish_period(board, new, request.form.get("notify") == "on")
+    return render_template("staff/period.html", fields=fields, errors={}, preview=_preview(board, new), **page)
+
+
+def _period_fields(period) -> dict:
+    message = period.message.model_dump() if period.message else {}
+    return {"from": edit_form.local_time(period.start), "until": edit_form.local_time(period.end),
+            "status": period.status.value, "panels": [p.value for p in period.panels],
+            "message_en": message.get("en") or "", "message_fr": message.get("fr") or ""}
+
+
+def _period_refused(board: Board, error: periods.PeriodError) -> tuple[str, int]:
+    log.warning("period of %s refused for %s: %s (period %r), from %s", board.id, mask_email(g.staff.email),
+                error.code, request.form.get("period", "")[:200], _ip())
+    return render_template("staff/calloff.html", board=board, error=error.code, period=None), 409
+
+
+def _publish_period(board: Board, new: Board, notify: bool) -> str | tuple[str, int]:
+    """Publish a period called off or changed through the console's one publish path (audit, report, delivery)."""
+    return _publish(board, new, board, services().boards.snapshot.version, notify)
 
 
 @bp.get("/boards/<board_id>/progress")

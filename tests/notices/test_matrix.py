@@ -46,7 +46,7 @@ WORDS = {
         "elementary": "elementary schools",
         "secondary": "secondary schools",
         "message": "Talks resume Thursday.",
-        "called off": "Called off:",
+        "called off": "Closure called off:",
         "in effect": "Now in effect, as announced:",
     },
     "fr": {
@@ -61,7 +61,7 @@ WORDS = {
         "elementary": "écoles élémentaires",
         "secondary": "écoles secondaires",
         "message": "Les pourparlers reprennent jeudi.",
-        "called off": "Annulé :",
+        "called off": "Fermeture annulée :",
         "in effect": "En vigueur maintenant, comme annoncé :",
     },
 }
@@ -69,11 +69,14 @@ WORDS = {
 EMAIL_WORDS = {
     "en": {"message": "Message from the board: Talks resume Thursday.", "restored": "Service restored",
            "updated": "Details changed", "details": "No buses this week.",
-           "then": "Services withdrawn then: School buses and transportation.", "plain message": MESSAGE["en"]},
+           "then": "Services withdrawn then: School buses and transportation.", "plain message": MESSAGE["en"],
+           "what was called off": "Called off: the closure of secondary schools planned from Monday, November 30"},
     "fr": {"message": "Message du conseil scolaire : Les pourparlers reprennent jeudi.",
            "restored": "Service rétabli", "updated": "Précisions modifiées", "details": "Aucun autobus cette semaine.",
            "then": "Services retirés pendant cette période : Transport scolaire (autobus).",
-           "plain message": MESSAGE["fr"]},
+           "plain message": MESSAGE["fr"],
+           "what was called off": ("Annulation : la fermeture des écoles secondaires prévue à partir du "
+                                   "lundi 30 novembre")},
 }
 # Text-only words: a text says what changed in fewer words.
 SMS_WORDS = {"en": {"restored": "Restored", "updated": "Updated", "new message": "New message from the board."},
@@ -88,6 +91,7 @@ SUBJECTS = {
         "all open": "Schools open: {board}",
         "secondary open": "Secondary schools open: {board}",
         "update": "School status update: {board}",
+        "called off": "Closure called off: secondary schools, Monday, Nov. 30 ({board})",
         "many closed": "Schools closed: {count} boards changed",
         "many secondary closed": "Secondary schools closed: {count} boards changed",
     },
@@ -100,6 +104,7 @@ SUBJECTS = {
         "all open": "Écoles ouvertes : {board}",
         "secondary open": "Écoles secondaires ouvertes : {board}",
         "update": "Mise à jour de l'état des écoles : {board}",
+        "called off": "Fermeture annulée : écoles secondaires, lundi 30 nov. ({board})",
         "many closed": "Écoles fermées : {count} conseils scolaires ont changé",
         "many secondary closed": "Écoles secondaires fermées : {count} conseils scolaires ont changé",
     },
@@ -182,7 +187,8 @@ ROWS = [
     Row("an announced closure moved its end", [ANNOUNCED],
         [board(upcoming=[{"from": MONDAY_NEXT, "until": TUESDAY_NEXT, "status": "closed", "panels": ["secondary"]}])],
         ["secondary closed"], "update"),
-    Row("an announced closure called off", [ANNOUNCED], [board()], ["called off", "secondary closed"], "update"),
+    Row("an announced closure called off", [ANNOUNCED], [board()], ["called off", "secondary"], "called off",
+        ["what was called off"]),
     Row("a closure now in effect, as announced", [IN_EFFECT_SOON], [IN_EFFECT_SOON],
         ["in effect", "elementary closed", "buses", "elementary"], "elementary closed", ["message", "details"],
         scheduled_to=NOW + timedelta(minutes=3)),

@@ -46,3 +46,16 @@ def test_audience_counts_who_hears_now_and_who_in_the_daily_summary(sessions, bo
             "email": {"now": 1, "daily": 2}, "sms": {"now": 1, "daily": 1}}
         assert audience(session, "tdsb", diff(board, closed), NOW) == {
             "email": {"now": 2, "daily": 0}, "sms": {"now": 2, "daily": 0}}
+
+
+def test_audience_counts_a_closure_called_off_as_heard_now_even_by_daily_subscribers(sessions, boards_file):
+    board = document.load(str(boards_file)).status.by_id()["tdsb"]
+    strike = {"from": (NOW + timedelta(days=2)).isoformat(), "until": (NOW + timedelta(days=3)).isoformat(),
+              "status": "closed", "panels": ["secondary"]}
+    announced = Board.model_validate({**board.model_dump(mode="json"), "upcoming": [strike]})
+    with sessions() as session, session.begin():
+        make_subscriber(session, follows=[("tdsb", "secondary")], frequency="daily")
+        make_subscriber(session, phone=None, follows=[("tdsb", "elementary")], frequency="daily")
+    with sessions() as session:
+        assert audience(session, "tdsb", diff(announced, board, NOW), NOW) == {
+            "email": {"now": 1, "daily": 0}, "sms": {"now": 1, "daily": 0}}

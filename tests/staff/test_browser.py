@@ -120,3 +120,28 @@ def test_the_sending_progress_page_is_a_table_with_headers_and_passes_axe(page, 
     assert page.locator("html").get_attribute("lang") == language
     assert page.locator("thead th[scope=col]").count() == 6 and page.locator("tbody th[scope=row]").count() == 2
     axe(page)
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_calling_off_an_announced_strike_day_on_a_phone(page, live_server, settings, sessions, boards, axe,
+                                                        language):
+    from datetime import timedelta
+
+    from notifier.db import utcnow
+    from notifier.formatting import TORONTO
+
+    day = (utcnow().astimezone(TORONTO) + timedelta(days=2)).replace(hour=0, minute=1, second=0, microsecond=0)
+    boards.update("tdsb", upcoming=[{"from": day.isoformat(), "until": (day + timedelta(days=1)).isoformat(),
+                                     "status": "closed", "panels": ["secondary"]}])
+    make_staff(sessions, TDSB_STAFF, ["tdsb"])
+    sign_in(page, live_server, settings, axe, language)
+    page.goto(f"{live_server}/staff/boards/tdsb")
+    axe(page)
+    call_off = "Annuler" if language == "fr" else "Call off"
+    page.get_by_role("button", name=call_off, exact=False).first.click()
+    axe(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.get_by_role("button", name="Annuler cette période" if language == "fr" else "Call off this period").click()
+    assert page.get_by_role("heading", name=WORDS[language]["published"]).is_visible()
+    axe(page)
+    assert document.load(settings.boards_file).status.by_id()["tdsb"].upcoming == ()
