@@ -54,6 +54,11 @@ def number(value: float, language: str) -> str:
     return format_decimal(value, format="#,##0.##", locale=_locale(language))
 
 
+def full_stop(text: str) -> str:
+    """`text` ending with one full stop: a time ending in "a.m." or a sentence ending in "?" gets none more."""
+    return text if text.rstrip().endswith((".", "!", "?", "\u2026")) else text + "."
+
+
 def html_datetime(value: datetime) -> str:
     """A `<time datetime>` value: whole seconds and an offset, since HTML allows at most three digits of fraction."""
     aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)  # the database keeps UTC
@@ -73,8 +78,8 @@ def _locale(language: str) -> str:
 
 
 def install_filters(env: Any, language: Language) -> None:
-    """Register the `moment`, `html_datetime`, `pick`, `in_language`, `number` and `time_of_day` filters on a Jinja
-    environment; `language` may be a callable."""
+    """Register the `moment`, `html_datetime`, `pick`, `in_language`, `number`, `time_of_day` and `full_stop` filters
+    on a Jinja environment; `language` may be a callable."""
 
     def current() -> str:
         return language() if callable(language) else language
@@ -85,6 +90,7 @@ def install_filters(env: Any, language: Language) -> None:
     env.filters["in_language"] = lambda url: in_language(url, current())
     env.filters["number"] = lambda value: number(value, current())
     env.filters["time_of_day"] = lambda value, seconds=False: time_of_day(value, current(), seconds)
+    env.filters["full_stop"] = full_stop
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from notifier.formatting import TORONTO, html_datetime
+from notifier.formatting import TORONTO, full_stop, html_datetime
 
 VALID = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,3})?)?(Z|[+-]\d\d:\d\d)$")
 
@@ -25,3 +25,9 @@ def test_a_datetime_from_the_database_without_a_zone_is_utc():
 
 def test_every_datetime_attribute_is_a_valid_html_global_date_and_time():
     assert VALID.match(html_datetime(datetime.now(UTC)))
+
+
+def test_a_full_stop_is_added_only_where_a_sentence_lacks_one():
+    assert full_stop("Latest publish: 2:52 p.m.") == "Latest publish: 2:52 p.m."
+    assert full_stop("Secondary schools are closed") == "Secondary schools are closed."
+    assert full_stop("Fermé ?") == "Fermé ?"
