@@ -12,19 +12,30 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from babel.dates import format_date, format_datetime, format_time, get_date_format, get_datetime_format
+from babel.dates import (
+    format_date,
+    format_datetime,
+    format_time,
+    get_date_format,
+    get_datetime_format,
+    get_day_names,
+)
 from babel.numbers import format_decimal
 
 from notifier.links import in_language
 
 TORONTO = ZoneInfo("America/Toronto")  # the zone every Ontario board works in
+# Months as Canadian Press writes them in running text ("Nov. 26", "May 4"); CLDR's en_CA drops the full stops.
+ENGLISH_MONTHS = ("Jan.", "Feb.", "March", "April", "May", "June", "July", "Aug.", "Sept.", "Oct.", "Nov.", "Dec.")
+FRENCH_MONTHS = ("janv.", "févr.", "mars", "avr.", "mai", "juin", "juill.", "août", "sept.", "oct.", "nov.", "déc.")
 
 
 Language = str | Callable[[], str]
 
 
 def moment(value: datetime | str | None, language: str, style: str = "long") -> str:
-    """'Monday, November 23, 2026, 12:01 a.m.' / 'lundi 23 novembre 2026, 00 h 01', in Toronto time (Babel, CLDR)."""
+    """'Monday, November 23, 2026, 12:01 a.m.' / 'lundi 23 novembre 2026, 00 h 01', in Toronto time (Babel, CLDR);
+    `style` "text" is a text message's 'Mon. Nov. 23, 12:01 a.m.' / 'lun. 23 nov., 0 h 01', "short" the ISO date."""
     if value is None:
         return ""
     if isinstance(value, str):
@@ -32,6 +43,12 @@ def moment(value: datetime | str | None, language: str, style: str = "long") -> 
     local = value.astimezone(TORONTO)
     if style == "short":
         return format_datetime(local, "short", tzinfo=TORONTO, locale=_locale(language))
+    if style == "text":  # a text message: the day as people say it, "Thu. Nov. 26, 12:01 a.m." / "jeu. 26 nov., 0 h 01"
+        if language != "fr":
+            return f"{calendar_day(local, language, 'abbreviated')}, {format_time(local, 'short', locale='en_CA')}"
+        # "aout" (rectified spelling, accepted by the OQLF) keeps a text in GSM-7, which has no û
+        when = calendar_day(local, language, "abbreviated").replace("août", "aout")
+        return f"{when}, {local.hour}\u00a0h\u00a0{local.minute:02d}"
     day = format_date(local, _day_pattern(local, language), locale=_locale(language))
     clock = format_time(local, "short", tzinfo=TORONTO, locale=_locale(language))
     if language == "fr":  # "13 h 30" never breaks across lines (OQLF: no-break spaces around the h)
@@ -39,6 +56,18 @@ def moment(value: datetime | str | None, language: str, style: str = "long") -> 
     # The locale's own pattern joining date and time (CLDR's long dateTimeFormat: "{1}, {0}" in en_CA and fr_CA).
     pattern = str(get_datetime_format("long", locale=_locale(language))).replace("'", "")
     return pattern.replace("{1}", day).replace("{0}", clock)
+
+
+def calendar_day(value: datetime, language: str, width: str = "wide") -> str:
+    """The day as people write it, without the year: 'Thursday, Nov. 26' / 'jeudi 26 nov.' ('wide'), or
+    'Thu. Nov. 26' / 'jeu. 26 nov.' ('abbreviated'), in Toronto time."""
+    local = value.astimezone(TORONTO)
+    weekday = get_day_names(width, locale=_locale(language))[local.weekday()]
+    if language == "fr":
+        number = "1er" if local.day == 1 else str(local.day)
+        return f"{weekday} {number} {FRENCH_MONTHS[local.month - 1]}"
+    month = ENGLISH_MONTHS[local.month - 1]
+    return f"{weekday}. {month} {local.day}" if width == "abbreviated" else f"{weekday}, {month} {local.day}"
 
 
 def time_of_day(value: datetime, language: str, seconds: bool = False) -> str:

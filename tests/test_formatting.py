@@ -31,3 +31,11 @@ def test_a_full_stop_is_added_only_where_a_sentence_lacks_one():
     assert full_stop("Latest publish: 2:52 p.m.") == "Latest publish: 2:52 p.m."
     assert full_stop("Secondary schools are closed") == "Secondary schools are closed."
     assert full_stop("Fermé ?") == "Fermé ?"
+
+
+def test_a_text_names_the_day_as_people_say_it():
+    from notifier.formatting import moment
+
+    assert moment("2026-11-26T00:01:00-05:00", "en", "text") == "Thu. Nov. 26, 12:01\u202fa.m."
+    assert moment("2026-12-01T14:54:00-05:00", "fr", "text") == "mar. 1er déc., 14\u00a0h\u00a054"
+    assert moment("2026-08-05T09:00:00-04:00", "fr", "text") == "mer. 5 aout, 9\u00a0h\u00a000"

@@ -1,0 +1,55 @@
+"""What a notice says, word for word: the day as people say it in a text, the status named, the message that belongs
+to what the notice tells, and a subject saying what is coming and when."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from notifier.config import Settings
+from notifier.notices import segments, templates
+from notifier.notices.digests import PANELS, Event, select_for
+from notifier.notices.render import render_digest
+from notifier.status.boards import Board
+from notifier.status.changes import diff
+
+SETTINGS = Settings.from_env({"NOTIFIER_SECRET_KEY": "k", "NOTIFIER_BASE_URL": "https://status.example.org"})
+NOW = datetime(2026, 11, 24, 17, 0, tzinfo=UTC)  # Tuesday noon in Toronto
+THURSDAY = "2026-11-26T00:01:00-05:00"
+FRIDAY = "2026-11-27T00:01:00-05:00"
+CORRECTION = {"en": "Correction: secondary schools are open. Education workers are on work-to-rule, not on strike.",
+              "fr": "Correction : les écoles secondaires sont ouvertes. Le personnel fait la grève du zèle."}
+STRIKE = {"en": "One-day strike: secondary schools are closed on Thursday.",
+          "fr": "Grève d'un jour : les écoles secondaires sont fermées jeudi."}
+
+
+def board(**fields) -> Board:
+    return Board.model_validate({"id": "tdsb", "name": "Toronto District School Board", "status": "open",
+                                 "withdrawals": [], **fields})
+
+
+def one_day_strike(message=None) -> dict:
+    period = {"from": THURSDAY, "until": FRIDAY, "status": "closed", "panels": ["secondary"]}
+    return {**period, "message": message} if message else period
+
+
+def render(old: Board, new: Board, language: str, channel: str):
+    events = [Event.from_change(i, c, new) for i, c in enumerate(diff(old, new, NOW), start=1)]
+    events = select_for(events, {new.id: frozenset(PANELS)}, True).events
+    return render_digest(events, {new.id: new}, language, channel, SETTINGS)
+
+
+def plain(text: str) -> str:
+    return text.translate(templates.GSM_PLAIN)
+
+
+@pytest.mark.parametrize(("language", "expected"), [
+    ("en", "From Thu. Nov. 26, 12:01 a.m. to Fri. Nov. 27, 12:01 a.m.: "),
+    ("fr", "Du jeu. 26 nov., 0 h 01 au ven. 27 nov., 0 h 01 : "),
+])
+def test_a_text_names_the_days_of_an_announced_period_as_people_say_them(language, expected):
+    text = render(board(), board(upcoming=[one_day_strike()]), language, "sms").text
+    assert expected in text, text
+    assert "2026-" not in text
+    assert segments.count(text).segments <= segments.DIGEST_BUDGET
