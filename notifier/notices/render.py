@@ -75,8 +75,18 @@ def board_digests(events: list[Event], boards: dict[str, Board], settings: Setti
         _apply(item, change)
     for item in digests.values():
         item.statuses = _merge_panels(item.statuses)
-        item.message = item.message or item.board.message
+        if item.message is None and _tells_today(item):
+            item.message = item.board.message
     return list(digests.values())
+
+
+def _tells_today(item: BoardDigest) -> bool:
+    """Whether the digest tells what is in force now: only then is the board's current message the one it quotes.
+
+    A notice about a period announced ahead quotes the period's own message (with the period), never the board's
+    message of today, which belongs to today's state (a correction of today's status is not about Thursday's strike).
+    """
+    return bool(item.statuses or item.took_effect or item.added or item.changed or item.removed or item.effective)
 
 
 def _apply(item: BoardDigest, change: NetChange) -> None:

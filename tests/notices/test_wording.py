@@ -53,3 +53,18 @@ def test_a_text_names_the_days_of_an_announced_period_as_people_say_them(languag
     assert expected in text, text
     assert "2026-" not in text
     assert segments.count(text).segments <= segments.DIGEST_BUDGET
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_a_notice_about_an_announced_period_quotes_its_message_not_the_boards_of_today(language):
+    today = board(message=CORRECTION)
+    text = plain(render(today, board(message=CORRECTION, upcoming=[one_day_strike(STRIKE)]), language, "email").text)
+    assert plain(STRIKE[language]) in text
+    assert plain(CORRECTION[language]) not in text
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_a_notice_about_today_still_quotes_the_boards_message(language):
+    text = plain(render(board(message=CORRECTION), board(status="work-to-rule", message=CORRECTION), language,
+                        "email").text)
+    assert plain(CORRECTION[language]) in text
