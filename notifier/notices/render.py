@@ -40,6 +40,16 @@ class BoardDigest:
     message_changed: bool = False
     periods: list[tuple[str, Period]] = field(default_factory=list)  # ("added" / "changed" / "removed", period)
 
+    def services_unlisted(self, status: str, panels: str | tuple[str, ...] | None,
+                          period: Period | None = None) -> bool:
+        """A work-to-rule for which the board lists no service at these schools (None: both panels): the period's own
+        list, or the board's when the period keeps it. A notice then says so instead of "some services"."""
+        if status != "work-to-rule":
+            return False
+        wanted = set(PANELS if panels is None else (panels,) if isinstance(panels, str) else panels)
+        withdrawals = self.board.withdrawals if period is None or period.withdrawals is None else period.withdrawals
+        return not any(wanted & set(w.panels) for w in withdrawals)
+
 
 @dataclass(frozen=True)
 class Rendered:
@@ -126,9 +136,9 @@ ONE_BOARD = {
     ("closed", None): "Schools closed: %(board)s",
     ("closed", "elementary"): "Elementary schools closed: %(board)s",
     ("closed", "secondary"): "Secondary schools closed: %(board)s",
-    ("work-to-rule", None): "Schools open, some services withdrawn: %(board)s",
-    ("work-to-rule", "elementary"): "Elementary schools open, some services withdrawn: %(board)s",
-    ("work-to-rule", "secondary"): "Secondary schools open, some services withdrawn: %(board)s",
+    ("work-to-rule", None): "Schools open under work-to-rule: %(board)s",
+    ("work-to-rule", "elementary"): "Elementary schools open under work-to-rule: %(board)s",
+    ("work-to-rule", "secondary"): "Secondary schools open under work-to-rule: %(board)s",
     ("open", None): "Schools open: %(board)s",
     ("open", "elementary"): "Elementary schools open: %(board)s",
     ("open", "secondary"): "Secondary schools open: %(board)s",

@@ -68,3 +68,41 @@ def test_a_notice_about_today_still_quotes_the_boards_message(language):
     text = plain(render(board(message=CORRECTION), board(status="work-to-rule", message=CORRECTION), language,
                         "email").text)
     assert plain(CORRECTION[language]) in text
+
+
+UNLISTED = {"en": "The board has not listed which services are affected.",
+            "fr": "Le conseil scolaire n'a pas précisé quels services sont touchés."}
+WORK_TO_RULE = {"en": "Secondary schools are open; staff are on work-to-rule.",
+                "fr": "Les écoles secondaires sont ouvertes ; le personnel fait la grève du zèle."}
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("channel", ["email", "sms"])
+def test_a_work_to_rule_with_no_service_listed_says_so_instead_of_some_services(language, channel):
+    rendered = render(board(), board(panels={"secondary": "work-to-rule"}), language, channel)
+    text = plain(rendered.text)
+    assert f"{plain(WORK_TO_RULE[language])} {plain(UNLISTED[language])}" in text, text
+    assert "some services" not in text and "certains services" not in text
+    if channel == "sms":
+        assert segments.count(rendered.text).segments <= segments.DIGEST_BUDGET
+
+
+@pytest.mark.parametrize(("language", "subject"), [
+    ("en", "Secondary schools open under work-to-rule: Toronto District School Board"),
+    ("fr", "Écoles secondaires ouvertes, grève du zèle : Toronto District School Board"),
+])
+def test_the_subject_of_a_work_to_rule_names_it(language, subject):
+    assert plain(render(board(), board(panels={"secondary": "work-to-rule"}), language, "email").subject) == subject
+
+
+def test_a_work_to_rule_with_services_listed_lists_them_and_says_nothing_of_unlisted():
+    buses = {"category": "transportation", "panels": ["secondary"], "description": {"en": "No buses."}}
+    text = render(board(), board(panels={"secondary": "work-to-rule"}, withdrawals=[buses]), "en", "email").text
+    assert UNLISTED["en"] not in text and "School buses and transportation" in text
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_an_announced_work_to_rule_with_no_service_listed_says_so(language):
+    period = {"from": THURSDAY, "status": "work-to-rule", "panels": ["secondary"]}
+    text = plain(render(board(), board(upcoming=[period]), language, "sms").text)
+    assert plain(UNLISTED[language]) in text, text
