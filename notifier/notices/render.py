@@ -8,10 +8,11 @@ variant once (placeholders stand for the links) and only fills in each contact's
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from notifier.config import Settings
+from notifier.formatting import calendar_day
 from notifier.notices import templates
 from notifier.notices.digests import PANELS, Event, NetChange, net
 from notifier.status.boards import Bilingual, Board, Panel, Period, Withdrawal
@@ -149,6 +150,23 @@ MANY_BOARDS = {
     ("closed", "secondary"): "Secondary schools closed: %(count)d boards changed",
 }
 SEVERITY = ("closed", "work-to-rule", "open")
+# A change announced ahead says what is coming and when: "Secondary schools closed Thursday, Nov. 26". Keys: (status,
+# panel or None for both, True for a period of one day at most, which is named by its day alone).
+COMING = {
+    ("closed", None, True): "Schools closed %(day)s: %(board)s",
+    ("closed", "elementary", True): "Elementary schools closed %(day)s: %(board)s",
+    ("closed", "secondary", True): "Secondary schools closed %(day)s: %(board)s",
+    ("closed", None, False): "Schools closed from %(day)s: %(board)s",
+    ("closed", "elementary", False): "Elementary schools closed from %(day)s: %(board)s",
+    ("closed", "secondary", False): "Secondary schools closed from %(day)s: %(board)s",
+    ("work-to-rule", None, False): "Schools open under work-to-rule from %(day)s: %(board)s",
+    ("work-to-rule", "elementary", False): "Elementary schools open under work-to-rule from %(day)s: %(board)s",
+    ("work-to-rule", "secondary", False): "Secondary schools open under work-to-rule from %(day)s: %(board)s",
+    ("open", None, False): "Schools open from %(day)s: %(board)s",
+    ("open", "elementary", False): "Elementary schools open from %(day)s: %(board)s",
+    ("open", "secondary", False): "Secondary schools open from %(day)s: %(board)s",
+}
+ONE_DAY = timedelta(days=1)
 
 
 def subject_of(items: list[BoardDigest], language: str) -> tuple[str, dict[str, Any]]:
@@ -158,8 +176,23 @@ def subject_of(items: list[BoardDigest], language: str) -> tuple[str, dict[str, 
     panels = {p for panel, status in statuses if status == headline for p in ((panel,) if panel else PANELS)}
     key = (headline, next(iter(panels)) if len(panels) == 1 else None)
     if len(items) == 1:
-        return ONE_BOARD.get(key, "School status update: %(board)s"), {"board": items[0].board.display_name(language)}
+        board = items[0].board.display_name(language)
+        if headline is None and (coming := _coming(items[0], language)):
+            return coming[0], {"board": board, "day": coming[1]}
+        return ONE_BOARD.get(key, "School status update: %(board)s"), {"board": board}
     return MANY_BOARDS.get(key, "School status update: %(count)d boards"), {"count": len(items)}
+
+
+def _coming(item: BoardDigest, language: str) -> tuple[str, str] | None:
+    """The subject's message id and day for the most disruptive period announced or changed (the soonest of those),
+    or None when none is."""
+    periods = [period for kind, period in item.periods if kind != "removed"]
+    if not periods:
+        return None
+    period = min(periods, key=lambda p: (SEVERITY.index(p.status.value), p.start))
+    panel = period.panels[0].value if len(period.panels) == 1 else None
+    one_day = period.status.value == "closed" and period.end is not None and period.end - period.start <= ONE_DAY
+    return COMING[(period.status.value, panel, one_day)], calendar_day(period.start, language)
 
 
 def _placeholder(board_id: str) -> Board:

@@ -106,3 +106,20 @@ def test_an_announced_work_to_rule_with_no_service_listed_says_so(language):
     period = {"from": THURSDAY, "status": "work-to-rule", "panels": ["secondary"]}
     text = plain(render(board(), board(upcoming=[period]), language, "sms").text)
     assert plain(UNLISTED[language]) in text, text
+
+
+@pytest.mark.parametrize(("language", "subject"), [
+    ("en", "Secondary schools closed Thursday, Nov. 26: Toronto District School Board"),
+    ("fr", "Écoles secondaires fermées le jeudi 26 nov. : Toronto District School Board"),
+])
+def test_the_subject_of_an_announced_one_day_closure_says_what_is_coming_and_when(language, subject):
+    assert plain(render(board(), board(upcoming=[one_day_strike()]), language, "email").subject) == subject
+
+
+@pytest.mark.parametrize(("period", "subject"), [
+    ({"from": THURSDAY, "status": "closed"}, "Schools closed from Thursday, Nov. 26: Toronto District School Board"),
+    ({"from": THURSDAY, "status": "work-to-rule", "panels": ["elementary"]},
+     "Elementary schools open under work-to-rule from Thursday, Nov. 26: Toronto District School Board"),
+])
+def test_the_subject_of_a_longer_announced_period_says_from_when(period, subject):
+    assert render(board(), board(upcoming=[period]), "en", "email").subject == subject
