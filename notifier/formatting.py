@@ -88,6 +88,29 @@ def full_stop(text: str) -> str:
     return text if text.rstrip().endswith((".", "!", "?", "\u2026")) else text + "."
 
 
+def after_colon(text: str, language: str) -> str:
+    """What follows a colon: in French a sentence there starts in lower case (« 0 h 01 : les écoles… », OQLF)."""
+    if language != "fr" or len(text) < 2 or not text[1].islower():
+        return text  # English keeps its capital; an acronym ("TDSB") keeps its own
+    return text[:1].lower() + text[1:]
+
+
+# French punctuation as staff type it (a plain space, or none), and as a careful French text has it (OQLF): U+00A0
+# before ":" and inside « », U+202F before ";", "!" and "?". A mark counts only before a space, the end, » or ")",
+# so "https://", "12:30" and "?lang=fr" are left alone.
+_BEFORE_COLON = re.compile(r"(?<=\S)[ \u00a0\u202f]*:(?=\s|$|»|\))")
+_BEFORE_MARKS = re.compile(r"(?<=[^\s;!?])[ \u00a0\u202f]*([;!?]+)(?=\s|$|»|\))")
+_OPENING = re.compile(r"«[ \u00a0\u202f]*")
+_CLOSING = re.compile(r"[ \u00a0\u202f]*»")
+
+
+def french_spacing(text: str) -> str:
+    """`text` with the spaces of French typography: 'Correction : oui ; « non »' gets no-break ones where due."""
+    text = _BEFORE_COLON.sub("\u00a0:", text)
+    text = _BEFORE_MARKS.sub(lambda match: "\u202f" + match.group(1), text)
+    return _CLOSING.sub("\u00a0»", _OPENING.sub("«\u00a0", text))
+
+
 def html_datetime(value: datetime) -> str:
     """A `<time datetime>` value: whole seconds and an offset, since HTML allows at most three digits of fraction."""
     aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)  # the database keeps UTC
@@ -107,8 +130,8 @@ def _locale(language: str) -> str:
 
 
 def install_filters(env: Any, language: Language) -> None:
-    """Register the `moment`, `html_datetime`, `pick`, `in_language`, `number`, `time_of_day` and `full_stop` filters
-    on a Jinja environment; `language` may be a callable."""
+    """Register the `moment`, `html_datetime`, `pick`, `in_language`, `number`, `time_of_day`, `full_stop` and
+    `after_colon` filters on a Jinja environment; `language` may be a callable."""
 
     def current() -> str:
         return language() if callable(language) else language
@@ -120,6 +143,7 @@ def install_filters(env: Any, language: Language) -> None:
     env.filters["number"] = lambda value: number(value, current())
     env.filters["time_of_day"] = lambda value, seconds=False: time_of_day(value, current(), seconds)
     env.filters["full_stop"] = full_stop
+    env.filters["after_colon"] = lambda text: after_colon(text, current())
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
