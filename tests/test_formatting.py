@@ -39,3 +39,11 @@ def test_a_text_names_the_day_as_people_say_it():
     assert moment("2026-11-26T00:01:00-05:00", "en", "text") == "Thu. Nov. 26, 12:01\u202fa.m."
     assert moment("2026-12-01T14:54:00-05:00", "fr", "text") == "mar. 1er déc., 14\u00a0h\u00a054"
     assert moment("2026-08-05T09:00:00-04:00", "fr", "text") == "mer. 5 aout, 9\u00a0h\u00a000"
+
+
+def test_after_a_colon_french_goes_on_in_lower_case_and_english_keeps_its_capital():
+    from notifier.formatting import after_colon
+
+    assert after_colon("Les écoles sont fermées.", "fr") == "les écoles sont fermées."
+    assert after_colon("TDSB ferme.", "fr") == "TDSB ferme."
+    assert after_colon("Schools are closed.", "en") == "Schools are closed."

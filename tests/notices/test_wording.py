@@ -123,3 +123,14 @@ def test_the_subject_of_an_announced_one_day_closure_says_what_is_coming_and_whe
 ])
 def test_the_subject_of_a_longer_announced_period_says_from_when(period, subject):
     assert render(board(), board(upcoming=[period]), "en", "email").subject == subject
+
+
+def test_a_french_text_names_the_board_with_a_space_before_the_colon_and_no_capital_after_one():
+    text = render(board(), board(upcoming=[one_day_strike()]), "fr", "sms").text
+    assert text.startswith("Toronto District School Board : Du jeu. 26 nov., 0 h 01 au ven. 27 nov., 0 h 01 : "
+                           "les écoles secondaires sont fermées aux élèves."), text
+
+
+def test_a_french_email_starts_no_sentence_with_a_capital_after_a_colon():
+    text = plain(render(board(), board(upcoming=[one_day_strike(STRIKE)]), "fr", "email").text)
+    assert "0 h 01 : les écoles secondaires sont fermées aux élèves." in text, text

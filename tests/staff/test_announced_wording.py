@@ -40,3 +40,9 @@ def test_the_form_says_when_an_announced_period_has_no_message_of_its_own(consol
                         .get_data(as_text=True)).replace("\u00a0", " ")
     assert "Pas de message propre : le message du conseil scolaire reste en vigueur." in text
     assert "Message actuel du conseil scolaire : aucun" in text
+
+
+def test_the_french_list_puts_a_no_break_space_before_the_colon_of_a_panel(console, boards):
+    boards.update("tdsb", status="work-to-rule", panels={"secondary": "closed"})
+    page = console.client.get("/staff/?lang=fr", follow_redirects=True).get_data(as_text=True)
+    assert "Palier secondaire\u00a0: Fermé" in page
