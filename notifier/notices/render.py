@@ -48,7 +48,10 @@ class BoardDigest:
         if status != "work-to-rule":
             return False
         wanted = set(PANELS if panels is None else (panels,) if isinstance(panels, str) else panels)
-        withdrawals = self.board.withdrawals if period is None or period.withdrawals is None else period.withdrawals
+        if period is not None and period.withdrawals is not None:
+            withdrawals = list(period.withdrawals)
+        else:  # the board's own, and those this digest tells of (a period now in force may bring its own)
+            withdrawals = [*self.board.withdrawals, *self.added, *self.changed]
         return not any(wanted & set(w.panels) for w in withdrawals)
 
 

@@ -3,7 +3,7 @@ to what the notice tells, and a subject saying what is coming and when."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -12,7 +12,7 @@ from notifier.notices import segments, templates
 from notifier.notices.digests import PANELS, Event, select_for
 from notifier.notices.render import render_digest
 from notifier.status.boards import Board
-from notifier.status.changes import diff
+from notifier.status.changes import as_scheduled, diff, diff_state
 
 SETTINGS = Settings.from_env({"NOTIFIER_SECRET_KEY": "k", "NOTIFIER_BASE_URL": "https://status.example.org"})
 NOW = datetime(2026, 11, 24, 17, 0, tzinfo=UTC)  # Tuesday noon in Toronto
@@ -134,3 +134,14 @@ def test_a_french_text_names_the_board_with_a_space_before_the_colon_and_no_capi
 def test_a_french_email_starts_no_sentence_with_a_capital_after_a_colon():
     text = plain(render(board(), board(upcoming=[one_day_strike(STRIKE)]), "fr", "email").text)
     assert "0 h 01 : les écoles secondaires sont fermées aux élèves." in text, text
+
+
+def test_a_work_to_rule_now_in_force_with_its_own_services_does_not_say_none_are_listed():
+    buses = {"category": "transportation", "panels": ["secondary"], "description": {"en": "No buses."}}
+    period = {"from": "2026-11-24T11:00:00-05:00", "status": "work-to-rule", "panels": ["secondary"],
+              "withdrawals": [buses]}
+    stored = board(upcoming=[period])
+    events = [Event.from_change(i, c, stored) for i, c in enumerate(
+        as_scheduled(diff_state(stored.at(NOW - timedelta(hours=2)), stored.at(NOW))), start=1)]
+    text = render_digest(events, {"tdsb": stored}, "en", "sms", SETTINGS).text
+    assert "Secondary schools are open; staff are on work-to-rule." in text and UNLISTED["en"] not in text, text
