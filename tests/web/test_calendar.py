@@ -116,3 +116,9 @@ def test_the_calendar_token_never_reaches_a_log(subscribe, settings, caplog):
     record = logging.LogRecord("access", logging.INFO, __file__, 1, "GET %s", (url,), None)
     masking.MaskingFilter().filter(record)
     assert token not in record.getMessage()
+
+
+def test_a_work_to_rule_day_is_named_without_claiming_services_are_withdrawn(client, boards):
+    boards.update("tdsb", upcoming=[{**WEDNESDAY, "status": "work-to-rule", "panels": ["elementary", "secondary"]}])
+    calendar = parse(client.get("/boards/tdsb/calendar.ics?lang=en"))
+    assert summaries(calendar) == ["Toronto District School Board: Schools open under work-to-rule"]
