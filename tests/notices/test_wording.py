@@ -59,7 +59,8 @@ def test_a_text_names_the_days_of_an_announced_period_as_people_say_them(languag
 def test_a_notice_about_an_announced_period_quotes_its_message_not_the_boards_of_today(language):
     today = board(message=CORRECTION)
     text = plain(render(today, board(message=CORRECTION, upcoming=[one_day_strike(STRIKE)]), language, "email").text)
-    assert plain(STRIKE[language]) in text
+    said = {"en": "Message from the board: ", "fr": "Message du conseil scolaire : "}[language]
+    assert said + plain(STRIKE[language]) in text
     assert plain(CORRECTION[language]) not in text
 
 
