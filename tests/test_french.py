@@ -93,3 +93,14 @@ def test_french_texts_keep_to_gsm7_with_plain_spaces(template):
     text = templates.render(f"sms/{template}.txt", "fr", **context)
     assert segments.count(text).encoding == "GSM-7", text
     assert NBSP not in text and NNBSP not in text
+
+
+
+@pytest.mark.parametrize("typed", ["Correction : les écoles ; voir « ici » !", "Correction: oui; «non»?",
+                                   f"Déjà{NBSP}: bien{NNBSP}; https://example.org/?lang=fr à 12:30."])
+def test_staffs_french_gets_french_spacing_and_keeps_links_and_times(typed):
+    from notifier.formatting import french_spacing
+
+    spaced = french_spacing(typed)
+    assert typography_mistakes(spaced) == []
+    assert re.sub(r"[\s\u00a0\u202f]", "", spaced) == re.sub(r"[\s\u00a0\u202f]", "", typed)  # only spaces change

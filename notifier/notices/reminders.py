@@ -47,6 +47,7 @@ class Item:
     panels: tuple[str, ...]
     day: int | None  # the disruption's day number, counting school days (weekdays); None when its start is unknown
     buses: bool  # transportation is withdrawn for one of these panels
+    services: bool = True  # some service is listed as withdrawn for one of these panels
 
     @property
     def url(self) -> str:
@@ -69,10 +70,11 @@ def school_day(start: date, today: date) -> int:
     return max(days, 1)
 
 
-def situation(session: Session, board: Board, now: datetime) -> dict[str, tuple[Status, int | None, bool]]:
-    """Each panel of `board` that is closed or working to rule at `now`: (status, day number, buses withdrawn)."""
+def situation(session: Session, board: Board, now: datetime) -> dict[str, tuple[Status, int | None, bool, bool]]:
+    """Each panel of `board` that is closed or working to rule at `now`: (status, day number, buses withdrawn, any
+    service listed as withdrawn)."""
     current = board.at(now)
-    found: dict[str, tuple[Status, int | None, bool]] = {}
+    found: dict[str, tuple[Status, int | None, bool, bool]] = {}
     events = None
     for panel in Panel:
         status = current.panel_status(panel)
@@ -87,7 +89,7 @@ def situation(session: Session, board: Board, now: datetime) -> dict[str, tuple[
         day = school_day(start.astimezone(TORONTO).date(), now.astimezone(TORONTO).date()) if start and known \
             else None
         buses = any(w.category is Category.TRANSPORTATION and panel in w.panels for w in current.withdrawals)
-        found[panel.value] = (status, day, buses)
+        found[panel.value] = (status, day, buses, bool(current.withdrawals_for(panel)))
     return found
 
 
@@ -138,7 +140,7 @@ def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> 
 
 
 def _items(contact: Contact, boards: dict[str, Board],
-           affected: dict[str, dict[str, tuple[Status, int | None, bool]]]) -> list[Item]:
+           affected: dict[str, dict[str, tuple[Status, int | None, bool, bool]]]) -> list[Item]:
     followed: dict[str, set[str]] = {}
     for follow in contact.subscriber.follows:
         followed.setdefault(follow.board_id, set()).add(follow.panel)
@@ -146,12 +148,12 @@ def _items(contact: Contact, boards: dict[str, Board],
     for board_id in sorted(followed):
         panels = {p: v for p, v in affected.get(board_id, {}).items() if p in followed[board_id]}
         by_status: dict[Status, list[str]] = {}
-        for panel, (status, _, _) in sorted(panels.items()):
+        for panel, (status, *_) in sorted(panels.items()):
             by_status.setdefault(status, []).append(panel)
         for status, chosen in sorted(by_status.items(), key=lambda s: -s[0].severity):
             days = [panels[p][1] for p in chosen if panels[p][1] is not None]
             items.append(Item(boards[board_id], status, tuple(chosen), max(days) if days else None,
-                              any(panels[p][2] for p in chosen)))
+                              any(panels[p][2] for p in chosen), any(panels[p][3] for p in chosen)))
     return items
 
 

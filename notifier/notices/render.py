@@ -8,10 +8,11 @@ variant once (placeholders stand for the links) and only fills in each contact's
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from notifier.config import Settings
+from notifier.formatting import calendar_day
 from notifier.notices import templates
 from notifier.notices.digests import PANELS, Event, NetChange, net
 from notifier.status.boards import Bilingual, Board, Panel, Period, Withdrawal
@@ -39,6 +40,19 @@ class BoardDigest:
     message: Bilingual | None = None
     message_changed: bool = False
     periods: list[tuple[str, Period]] = field(default_factory=list)  # ("added" / "changed" / "removed", period)
+
+    def services_unlisted(self, status: str, panels: str | tuple[str, ...] | None,
+                          period: Period | None = None) -> bool:
+        """A work-to-rule for which the board lists no service at these schools (None: both panels): the period's own
+        list, or the board's when the period keeps it. A notice then says so instead of "some services"."""
+        if status != "work-to-rule":
+            return False
+        wanted = set(PANELS if panels is None else (panels,) if isinstance(panels, str) else panels)
+        if period is not None and period.withdrawals is not None:
+            withdrawals = list(period.withdrawals)
+        else:  # the board's own, and those this digest tells of (a period now in force may bring its own)
+            withdrawals = [*self.board.withdrawals, *self.added, *self.changed]
+        return not any(wanted & set(w.panels) for w in withdrawals)
 
 
 @dataclass(frozen=True)
@@ -75,8 +89,18 @@ def board_digests(events: list[Event], boards: dict[str, Board], settings: Setti
         _apply(item, change)
     for item in digests.values():
         item.statuses = _merge_panels(item.statuses)
-        item.message = item.message or item.board.message
+        if item.message is None and _tells_today(item):
+            item.message = item.board.message
     return list(digests.values())
+
+
+def _tells_today(item: BoardDigest) -> bool:
+    """Whether the digest tells what is in force now: only then is the board's current message the one it quotes.
+
+    A notice about a period announced ahead quotes the period's own message (with the period), never the board's
+    message of today, which belongs to today's state (a correction of today's status is not about Thursday's strike).
+    """
+    return bool(item.statuses or item.took_effect or item.added or item.changed or item.removed or item.effective)
 
 
 def _apply(item: BoardDigest, change: NetChange) -> None:
@@ -116,9 +140,9 @@ ONE_BOARD = {
     ("closed", None): "Schools closed: %(board)s",
     ("closed", "elementary"): "Elementary schools closed: %(board)s",
     ("closed", "secondary"): "Secondary schools closed: %(board)s",
-    ("work-to-rule", None): "Schools open, some services withdrawn: %(board)s",
-    ("work-to-rule", "elementary"): "Elementary schools open, some services withdrawn: %(board)s",
-    ("work-to-rule", "secondary"): "Secondary schools open, some services withdrawn: %(board)s",
+    ("work-to-rule", None): "Schools open under work-to-rule: %(board)s",
+    ("work-to-rule", "elementary"): "Elementary schools open under work-to-rule: %(board)s",
+    ("work-to-rule", "secondary"): "Secondary schools open under work-to-rule: %(board)s",
     ("open", None): "Schools open: %(board)s",
     ("open", "elementary"): "Elementary schools open: %(board)s",
     ("open", "secondary"): "Secondary schools open: %(board)s",
@@ -129,6 +153,23 @@ MANY_BOARDS = {
     ("closed", "secondary"): "Secondary schools closed: %(count)d boards changed",
 }
 SEVERITY = ("closed", "work-to-rule", "open")
+# A change announced ahead says what is coming and when: "Secondary schools closed Thursday, Nov. 26". Keys: (status,
+# panel or None for both, True for a period of one day at most, which is named by its day alone).
+COMING = {
+    ("closed", None, True): "Schools closed %(day)s: %(board)s",
+    ("closed", "elementary", True): "Elementary schools closed %(day)s: %(board)s",
+    ("closed", "secondary", True): "Secondary schools closed %(day)s: %(board)s",
+    ("closed", None, False): "Schools closed from %(day)s: %(board)s",
+    ("closed", "elementary", False): "Elementary schools closed from %(day)s: %(board)s",
+    ("closed", "secondary", False): "Secondary schools closed from %(day)s: %(board)s",
+    ("work-to-rule", None, False): "Schools open under work-to-rule from %(day)s: %(board)s",
+    ("work-to-rule", "elementary", False): "Elementary schools open under work-to-rule from %(day)s: %(board)s",
+    ("work-to-rule", "secondary", False): "Secondary schools open under work-to-rule from %(day)s: %(board)s",
+    ("open", None, False): "Schools open from %(day)s: %(board)s",
+    ("open", "elementary", False): "Elementary schools open from %(day)s: %(board)s",
+    ("open", "secondary", False): "Secondary schools open from %(day)s: %(board)s",
+}
+ONE_DAY = timedelta(days=1)
 
 
 def subject_of(items: list[BoardDigest], language: str) -> tuple[str, dict[str, Any]]:
@@ -138,7 +179,10 @@ def subject_of(items: list[BoardDigest], language: str) -> tuple[str, dict[str, 
     panels = {p for panel, status in statuses if status == headline for p in ((panel,) if panel else PANELS)}
     key = (headline, next(iter(panels)) if len(panels) == 1 else None)
     if len(items) == 1:
-        return ONE_BOARD.get(key, "School status update: %(board)s"), {"board": items[0].board.display_name(language)}
+        board = items[0].board.display_name(language)
+        if headline is None and (coming := _coming(items[0], language)):
+            return coming[0], {"board": board, "day": coming[1]}
+        return ONE_BOARD.get(key, "School status update: %(board)s"), {"board": board}
     return MANY_BOARDS.get(key, "School status update: %(count)d boards"), {"count": len(items)}
 
 
@@ -152,6 +196,18 @@ def _only_called_off(items: list[BoardDigest]) -> Period | None:
     if item.statuses or item.added or item.changed or item.removed or item.message_changed or item.effective:
         return None
     return item.periods[0][1]
+
+
+def _coming(item: BoardDigest, language: str) -> tuple[str, str] | None:
+    """The subject's message id and day for the most disruptive period announced or changed (the soonest of those),
+    or None when none is."""
+    periods = [period for kind, period in item.periods if kind != "removed"]
+    if not periods:
+        return None
+    period = min(periods, key=lambda p: (SEVERITY.index(p.status.value), p.start))
+    panel = period.panels[0].value if len(period.panels) == 1 else None
+    one_day = period.status.value == "closed" and period.end is not None and period.end - period.start <= ONE_DAY
+    return COMING[(period.status.value, panel, one_day)], calendar_day(period.start, language)
 
 
 def _placeholder(board_id: str) -> Board:

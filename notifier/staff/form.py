@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from itsdangerous import BadSignature, URLSafeSerializer
 from pydantic import ValidationError
 
-from notifier.formatting import TORONTO
+from notifier.formatting import TORONTO, french_spacing
 from notifier.staff import announce
 from notifier.status.boards import Board, Category, Panel, Status
 from notifier.status.values import toronto_time
@@ -112,10 +112,13 @@ def from_board(board: Board, now: datetime, blank_rows: int = BLANK_ROWS) -> Edi
 
 
 def from_fields(fields: Fields, max_rows: int = 40) -> EditForm:
-    """The form as posted (every value stripped; unknown or missing fields read as empty)."""
+    """The form as posted (every value stripped, French texts given French spacing; unknown or missing fields read as
+    empty)."""
 
     def text(name: str) -> str:
-        return str(fields.get(name) or "").replace("\r\n", "\n").strip()
+        value = str(fields.get(name) or "").replace("\r\n", "\n").strip()
+        # French as staff type it ("Correction : …") becomes French as parents should read it, in the preview too
+        return french_spacing(value) if name.endswith("_fr") and not name.startswith("announcement") else value
 
     try:
         count = min(int(text("rows") or 0), max_rows)

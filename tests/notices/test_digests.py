@@ -34,7 +34,7 @@ def test_several_changes_in_one_cycle_make_one_digest_per_channel(run, subscribe
     assert [m["To"] for m in mails] == [email]
     assert [m["to"] for m in twilio_server.messages] == [phone]
     text = mails[0].get_body(("plain",)).get_content()
-    assert "Schools are open; some services are withdrawn." in text
+    assert "Schools are open; staff are on work-to-rule." in text
     assert "No buses to secondary schools." in text and "Talks continue." in text
 
 
@@ -194,7 +194,7 @@ def test_later_changes_merge_into_the_unsent_digest(run, sessions, subscribe, bo
     mails = smtp_server[0].messages()
     assert len(mails) == 1 and len(twilio_server.messages) == 1
     text = mails[0].get_body(("plain",)).get_content()
-    assert "Schools are open; some services are withdrawn." in text and "No buses" in text
+    assert "Schools are open; staff are on work-to-rule." in text and "No buses" in text
 
 
 def test_an_invalid_boards_file_sends_nothing_and_keeps_the_good_state(
@@ -241,13 +241,13 @@ def test_now_in_effect_goes_only_to_parents_who_asked(run, subscribe, boards, sm
     boards.update("tdsb", upcoming=[{"from": "2026-11-24T00:01:00-05:00", "status": "work-to-rule"}])
     run(LATER)
     assert len(smtp_server[0].messages()) == 2
-    assert ("From Tuesday, November 24, 2026, 12:01\u202fa.m.: Schools are open; some services are withdrawn."
+    assert ("From Tuesday, November 24, 2026, 12:01\u202fa.m.: Schools are open; staff are on work-to-rule."
             in smtp_server[0].messages()[0].get_body(("plain",)).get_content())
     run(datetime.fromisoformat("2026-11-24T00:02:00-05:00"))
     later = smtp_server[0].messages()[2:]
     assert [m["To"] for m in later] == [asked]
     body = later[0].get_body(("plain",)).get_content()
-    assert "Now in effect, as announced:" in body and "Schools are open; some services are withdrawn." in body
+    assert "Now in effect, as announced:" in body and "Schools are open; staff are on work-to-rule." in body
 
 
 def test_planning_twice_creates_no_second_row(run, sessions, subscribe, boards, fast_settings):

@@ -32,7 +32,7 @@ EXPECTED = {
                   "Aucun autobus vers les écoles élémentaires.",
                   f"Message du conseil scolaire{NBSP}: Grève des enseignants de l’élémentaire.",
                   "https://status.example.org/boards/tdsb?lang=fr"],
-        "sms": ["Toronto District School Board: En vigueur maintenant, comme annoncé : Les écoles élémentaires sont "
+        "sms": ["Toronto District School Board : En vigueur maintenant, comme annoncé : les écoles élémentaires sont "
                 "fermées aux élèves. Retiré dans les écoles élémentaires : Transport scolaire (autobus).", "?lang=fr"],
     },
 }

@@ -139,3 +139,14 @@ def test_no_reminder_on_top_of_that_mornings_daily_summary(at, subscribe, boards
 def test_school_days_count_weekdays_only():
     assert school_day(date(2026, 11, 27), date(2026, 11, 30)) == 2  # Friday, then Monday
     assert school_day(date(2026, 11, 28), date(2026, 11, 28)) == 1
+
+
+def test_a_work_to_rule_with_no_service_listed_is_named_without_claiming_any(at, subscribe, boards, smtp_server,
+                                                                            twilio_server):
+    boards.update("tdsb", upcoming=[{"from": "2026-11-24T00:01", "status": "work-to-rule"}])
+    at(MONDAY)
+    _, _, phone = subscribe(email=None, morning_reminder=True)
+    at(morning(date(2026, 11, 25)))
+    assert texts_to(twilio_server, phone) == [
+        "Toronto District School Board. Day 2 of work-to-rule: schools are open today. "
+        "Details: https://status.example.org/boards/tdsb?lang=en"]

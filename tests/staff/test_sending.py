@@ -92,3 +92,12 @@ def test_the_progress_of_another_board_is_refused(console, first_cycle):
 def test_a_board_never_published_says_so(console, first_cycle):
     page = console.client.get("/staff/boards/tdsb/progress")
     assert "Nothing has been published to parents for this board yet." in text_of(page)
+
+
+
+def test_the_latest_publish_time_ends_its_sentence_with_one_full_stop(console, sessions, first_cycle):
+    make_subscriber(sessions, "tdsb", PARENT)
+    console.edit("tdsb", status="closed")
+    page = text_of(console.client.get("/staff/boards/tdsb/progress"))
+    assert re.search(r"Latest publish: .*?, \d+:\d\d [ap]\.m\. ", page), page
+    assert not re.search(r"[ap]\.m\.\.", page)

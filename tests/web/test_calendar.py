@@ -133,3 +133,9 @@ def test_a_closure_corrected_seconds_later_leaves_the_boards_calendar(client, ru
         calendar = parse(client.get("/boards/tdsb/calendar.ics?lang=en"))
     assert str(event["UID"]) not in [str(e["UID"]) for e in calendar.walk("VEVENT")]
     assert summaries(calendar) == []
+
+
+def test_a_work_to_rule_day_is_named_without_claiming_services_are_withdrawn(client, boards):
+    boards.update("tdsb", upcoming=[{**WEDNESDAY, "status": "work-to-rule", "panels": ["elementary", "secondary"]}])
+    calendar = parse(client.get("/boards/tdsb/calendar.ics?lang=en"))
+    assert summaries(calendar) == ["Toronto District School Board: Schools open under work-to-rule"]

@@ -71,7 +71,7 @@ def test_the_filter_keeps_the_query_in_the_language_toggle(client):
 
 def test_the_index_summarises_a_disrupted_board_in_plain_words(client, job_action):
     text = visible_text(client.get("/").get_data(as_text=True))
-    assert ("Elementary schools are open, with services withdrawn. Secondary schools are closed. "
+    assert ("Elementary schools are open, with staff on work-to-rule. Secondary schools are closed. "
             "No buses for secondary schools.") in text
     assert "2 services withdrawn" in text
 
@@ -97,7 +97,7 @@ def test_a_board_page_puts_the_answer_first(client, job_action):
 
 def test_a_board_page_shows_each_panel_with_its_own_status(client, job_action):
     text = visible_text(client.get(f"/boards/{RICH_BOARD}").get_data(as_text=True))
-    assert "Elementary schools (JK to Grade 8) Work-to-rule Schools are open, but some services are withdrawn." in text
+    assert "Elementary schools (JK to Grade 8) Work-to-rule Schools are open; staff are on work-to-rule." in text
     assert "Secondary schools (Grades 9 to 12) Closed Schools are closed to students." in text
 
 
