@@ -60,6 +60,7 @@ class Settings:
     signup_limit_per_contact: int = 3
     confirmation_sms_per_hour: int = 200
     staff_session_minutes: int = 60 * 12
+    health_token: str | None = None  # opens /healthz's details to a caller from elsewhere (a monitor)
     redis_url: str | None = None
     clock_sends: bool = True
     webhooks_allow_private: bool = False  # webhooks to loopback/private addresses and over http (development)
@@ -111,6 +112,7 @@ class Settings:
             signup_limit_per_contact=int(_number(env, "NOTIFIER_SIGNUP_LIMIT_PER_CONTACT", 3, minimum=1)),
             confirmation_sms_per_hour=int(_number(env, "NOTIFIER_CONFIRMATION_SMS_PER_HOUR", 200, minimum=1)),
             staff_session_minutes=int(_number(env, "NOTIFIER_STAFF_SESSION_MINUTES", 720, minimum=1)),
+            health_token=(env.get("NOTIFIER_HEALTH_TOKEN") or "").strip() or None,
             redis_url=_redis_url(env),
             clock_sends=_flag(env, "NOTIFIER_CLOCK_SENDS", default=True),
             webhooks_allow_private=_flag(env, "NOTIFIER_WEBHOOKS_ALLOW_PRIVATE", default=debug),
@@ -141,8 +143,9 @@ class Settings:
 
 
 def log_secrets(settings: Settings) -> list[str]:
-    """The secrets no log line may hold: the Twilio auth token, the SMTP and Redis passwords, the secret key."""
-    found = [settings.twilio_auth_token, settings.secret_key]
+    """The secrets no log line may hold: the Twilio auth token, the SMTP and Redis passwords, the secret key, the
+    health token."""
+    found = [settings.twilio_auth_token, settings.secret_key, settings.health_token]
     for url in (settings.smtp_url, settings.redis_url, settings.database_url):
         if url:
             try:
