@@ -6,14 +6,17 @@ import base64
 import hashlib
 import hmac
 import json
+import socket
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import select
 
 from notifier import clock
 from notifier.db import utcnow
-from notifier.delivery.channels import WebhookChannel
+from notifier.delivery.channels import WEBHOOK, Message, WebhookChannel
 from notifier.delivery.drain import drain
+from notifier.errors import TemporaryDeliveryError
 from notifier.notices.compose import MessageBuilder
 from notifier.subscribers.webhooks import WebhookEndpoint
 from tests.conftest import NOW, add_webhook, outbox_rows
@@ -276,3 +279,70 @@ def test_a_webhook_left_in_flight_by_a_dead_sender_is_sent_again_with_the_same_i
     (request,) = webhook_receiver.requests
     assert request.headers["webhook-id"] == row.digest_key
     assert _webhook_rows(sessions)[0].status == "sent"
+
+
+# --- where a delivery connects (DNS rebinding) ----------------------------------------------------------------------
+
+
+class _Listener:
+    """A TCP port on loopback that only counts the connections it is offered."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+
+    def connections(self) -> int:
+        self.sock.settimeout(0.2)
+        count = 0
+        try:
+            while True:
+                connection, _ = self.sock.accept()
+                connection.close()
+                count += 1
+        except OSError:
+            return count
+
+
+@pytest.fixture
+def rebinding_resolver(monkeypatch):
+    """hooks.daycare.example resolves to a public address the first time (when it is checked) and to 127.0.0.1
+    after that; the public address itself leads to a loopback listener standing in for the real host."""
+    real = socket.getaddrinfo
+    checked, rebound = _Listener(), _Listener()
+    lookups = []
+
+    def resolve(host, port, *args, **kwargs):
+        if host == "hooks.daycare.example":
+            lookups.append(host)
+            address = "93.184.216.34" if len(lookups) == 1 else "127.0.0.1"
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+        if host == "93.184.216.34":
+            return real("127.0.0.1", checked.port, *args, **kwargs)
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    yield checked, rebound, lookups
+    checked.sock.close()
+    rebound.sock.close()
+
+
+def test_a_delivery_connects_to_the_address_that_was_checked_not_to_a_rebound_one(sessions, rebinding_resolver):
+    checked, rebound, lookups = rebinding_resolver
+    endpoint = add_webhook(sessions, f"https://hooks.daycare.example:{rebound.port}/hooks")
+    channel = WebhookChannel(sessions, allow_private=False, timeout=0.5)
+    with pytest.raises(TemporaryDeliveryError):  # the stand-in accepts and says nothing: a timeout
+        channel.send(Message(WEBHOOK, endpoint.public_id, "{}", "webhook-x-1"))
+    assert lookups == ["hooks.daycare.example"], "the name is resolved once, for the check"
+    assert (checked.connections(), rebound.connections()) == (1, 0)
+
+
+def test_a_pinned_delivery_still_names_the_host(sessions, webhook_receiver, monkeypatch):
+    real = socket.getaddrinfo
+    port = webhook_receiver.url.split(":")[2].split("/")[0]
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, *a, **k: real(
+        "127.0.0.1" if host == "hooks.daycare.example" else host, *a, **k))
+    endpoint = add_webhook(sessions, f"http://hooks.daycare.example:{port}/hooks/school-status")
+    WebhookChannel(sessions, allow_private=True).send(Message(WEBHOOK, endpoint.public_id, "{}", "webhook-x-2"))
+    (request,) = webhook_receiver.requests
+    assert request.headers["host"] == f"hooks.daycare.example:{port}"
+    assert request.path == "/hooks/school-status"

@@ -93,6 +93,12 @@ def production(env) -> Settings:
     "https://[::1]/hook",
     "https://[::ffff:127.0.0.1]/hook",
     "https://[fe80::1]/hook",
+    "https://[2002:7f00:1::]/hook",  # 6to4 carrying 127.0.0.1
+    "https://[2002:a9fe:a9fe::1]/hook",  # 6to4 carrying 169.254.169.254
+    "https://[64:ff9b::a00:5]/hook",  # NAT64 carrying 10.0.0.5
+    "https://[64:ff9b::7f00:1]/hook",  # NAT64 carrying 127.0.0.1
+    "https://[64:ff9b:1::a9fe:a9fe]/hook",  # local-use NAT64 (/96) carrying 169.254.169.254
+    "https://[64:ff9b:1:c0a8:1:100::]/hook",  # local-use NAT64 (/48) carrying 192.168.1.1
     "https://224.0.0.1/hook",
     "https://0.0.0.0/hook",
     "https://user:pass@93.184.216.34/hook",
@@ -107,6 +113,13 @@ def test_production_refuses_urls_that_reach_inside_the_network(sessions, product
 def test_production_accepts_https_to_a_public_address(sessions, production):
     with transaction(sessions) as session:
         endpoint = manage.add(session, production, ["tdsb"], "tdsb", "https://93.184.216.34/hook")
+    assert endpoint.secret.startswith("whsec_")
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::5db8:d822", "2002:5db8:d822::1"])
+def test_production_accepts_6to4_and_nat64_addresses_carrying_a_public_one(sessions, production, address):
+    with transaction(sessions) as session:
+        endpoint = manage.add(session, production, ["tdsb"], "tdsb", f"https://[{address}]/hook")
     assert endpoint.secret.startswith("whsec_")
 
 
