@@ -66,6 +66,7 @@ class Settings:
     webhooks_allow_private: bool = False  # webhooks to loopback/private addresses and over http (development)
     webhook_timeout: float = 5.0
     webhook_per_second: float = 10.0
+    webhooks_per_board: int = 5
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -118,6 +119,7 @@ class Settings:
             webhooks_allow_private=_flag(env, "NOTIFIER_WEBHOOKS_ALLOW_PRIVATE", default=debug),
             webhook_timeout=_number(env, "NOTIFIER_WEBHOOK_TIMEOUT", 5.0, minimum=0.1, maximum=30),
             webhook_per_second=_number(env, "NOTIFIER_WEBHOOK_PER_SECOND", 10.0, minimum=0.01),
+            webhooks_per_board=int(_number(env, "NOTIFIER_WEBHOOKS_PER_BOARD", 5, minimum=1, maximum=1000)),
             **twilio,
         )
         _check_lease(settings)

@@ -13,7 +13,7 @@ import secrets
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from sqlalchemy import Integer, String, Text, select
+from sqlalchemy import Integer, String, Text, func, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from notifier.db import Base, UtcDateTime, utcnow
@@ -31,6 +31,10 @@ class Format(StrEnum):
 
 class WebhookError(NotifierError):
     """An endpoint cannot be added as asked (unknown board, bad URL, format or language); the message says why."""
+
+
+class WebhookLimitError(WebhookError):
+    """A board already has as many endpoints as NOTIFIER_WEBHOOKS_PER_BOARD allows."""
 
 
 class WebhookEndpoint(Base):
@@ -114,6 +118,12 @@ def listed(session: Session, board_id: str | None = None) -> list[WebhookEndpoin
     if board_id is not None:
         query = query.where(WebhookEndpoint.board_id == board_id)
     return list(session.scalars(query))
+
+
+def count(session: Session, board_id: str) -> int:
+    """How many endpoints `board_id` has, disabled ones included (they hold their place until removed)."""
+    return session.scalar(select(func.count()).select_from(WebhookEndpoint)
+                          .where(WebhookEndpoint.board_id == board_id)) or 0
 
 
 def following(session: Session, board_ids: list[str]) -> list[WebhookEndpoint]:

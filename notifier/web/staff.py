@@ -32,7 +32,7 @@ from notifier.status import published
 from notifier.status.boards import Board, Category, now_toronto
 from notifier.status.changes import diff
 from notifier.subscribers import webhooks as subscriber_webhooks
-from notifier.subscribers.webhooks import WebhookError
+from notifier.subscribers.webhooks import WebhookError, WebhookLimitError
 from notifier.web import chart
 from notifier.web.services import select_language, services
 
@@ -354,6 +354,7 @@ def webhooks_page(board_id: str) -> tuple[str, int, dict[str, str]]:
     with services().sessions() as db:
         endpoints = subscriber_webhooks.listed(db, board.id)
     page = render_template("staff/webhooks.html", board=board, endpoints=endpoints, error=error, added=added,
+                           limit=services().settings.webhooks_per_board,
                            removed=removed, form=request.form if error else {})
     # The page may hold a secret: never kept by a browser or a proxy.
     return page, 400 if error else 200, {"Cache-Control": "no-store"}
@@ -371,6 +372,9 @@ def _change_webhook(board: Board, form) -> tuple[str | None, dict | None, bool]:
                 db, services().settings, known, board.id, form.get("url", "")[:2000], form.get("format", "json"),
                 form.getlist("panels"), form.get("language", "en"), form.get("owner", "")[:254], g.staff.email,
                 _ip())
+        except WebhookLimitError as problem:
+            log.info("webhook for %s not added by %s: %s", board.id, mask_email(g.staff.email), problem)
+            return "full", None, False
         except WebhookError as problem:
             log.info("webhook for %s not added by %s: %s", board.id, mask_email(g.staff.email), problem)
             said = str(problem)

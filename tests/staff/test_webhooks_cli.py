@@ -146,3 +146,32 @@ def test_a_name_that_later_resolves_inside_is_refused_at_send_time(sessions, pro
     with pytest.raises(MessageError, match="169.254.169.254"):
         channel.send(Message("webhook", endpoint.public_id, "{}", "webhook-x-1"))
     assert webhook_receiver.requests == []
+
+
+# --- how many a board may have -------------------------------------------------------------------------------------
+
+
+def test_a_board_has_at_most_the_configured_number_of_webhooks(sessions, env):
+    from notifier.subscribers.webhooks import WebhookLimitError
+
+    settings = Settings.from_env({**env, "NOTIFIER_WEBHOOKS_PER_BOARD": "2"})
+    for _ in range(2):
+        with transaction(sessions) as session:
+            manage.add(session, settings, ["tdsb", "peel"], "tdsb", URL)
+    with pytest.raises(WebhookLimitError, match="tdsb already has 2 webhooks"), transaction(sessions) as session:
+        manage.add(session, settings, ["tdsb", "peel"], "tdsb", URL)
+    with transaction(sessions) as session:
+        manage.add(session, settings, ["tdsb", "peel"], "peel", URL)  # another board has its own count
+    with sessions() as session:
+        assert len(session.scalars(select(WebhookEndpoint)).all()) == 3
+
+
+def test_five_webhooks_per_board_by_default(settings):
+    assert settings.webhooks_per_board == 5
+
+
+def test_the_command_refuses_one_webhook_too_many_with_exit_code_2(env, monkeypatch, sessions):
+    env = {**env, "NOTIFIER_WEBHOOKS_PER_BOARD": "1"}
+    assert invoke(env, monkeypatch, "add", "--board", "tdsb", "--url", URL).exit_code == 0
+    result = invoke(env, monkeypatch, "add", "--board", "tdsb", "--url", URL)
+    assert result.exit_code == 2 and "already has 1 webhooks" in result.output and "remove one first" in result.output

@@ -133,3 +133,15 @@ def test_the_webhook_page_passes_axe(page, live_server, settings, sessions, axe,
     page.locator("fieldset .actions button").click()
     assert page.locator("code").inner_text().startswith("whsec_")
     axe(page)
+
+
+def test_one_webhook_too_many_is_refused_with_a_message_in_french(console, sessions):
+    for _ in range(5):
+        add_webhook(sessions, URL)
+    console.client.set_cookie("lang", "fr")
+    response = add(console)
+    page = response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert "ce conseil scolaire a déjà 5 webhooks, le maximum permis" in page
+    with sessions() as session:
+        assert len(session.scalars(select(WebhookEndpoint)).all()) == 5
