@@ -1,10 +1,10 @@
 """Adding and removing organisations' webhooks, for the staff console and `python -m notifier webhooks`.
 
 Both check the same things before anything is stored: the board exists and has fewer endpoints than
-NOTIFIER_WEBHOOKS_PER_BOARD allows, the URL may be sent to (see
-`subscribers.webhook_urls`: https to a public address in production), the format, panels, language and the owner's
-address. The secret is returned once, to be shown once; lists never show it. Each addition and removal is audited
-with the URL masked (a Slack URL's path is its secret).
+NOTIFIER_WEBHOOKS_PER_BOARD allows, the URL may be sent to (see `subscribers.webhook_urls`: https to a public
+address in production), the format, panels, language and the owner's address, which is then emailed a link to
+confirm it (no other mail goes to it until then). The secret is returned once, to be shown once; lists never show
+it. Each addition and removal is audited with the URL masked (a Slack URL's path is its secret).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ def add(session: Session, settings: Settings, known_boards: Iterable[str], board
     endpoint = webhooks.add(session, board_id, url, format=format, language=language, panels=list(panels),
                             owner_email=owner, added_by=actor, now=now)
     _audit(session, actor, "webhook_add", endpoint, ip, endpoint.created_at)
+    planned.ask_owner(session, settings, endpoint, endpoint.created_at)
     return endpoint
 
 

@@ -3,7 +3,8 @@ and optionally some of its panels, at a URL of its own, receiving each change as
 
 An endpoint has a random public id (for URLs, logs and the outbox), a `whsec_` secret shown once when it is added,
 and a failure record: `failing_since` is set by the first failed delivery and cleared by the next success; a day of
-continuous failures (or a 410 Gone) disables it, and its owner is emailed once (`owner_notified_at`).
+continuous failures (or a 410 Gone) disables it, and its owner is emailed once (`owner_notified_at`), if the owner
+confirmed their address (`owner_confirmed_at`, from the link emailed when the endpoint was added, `owner_asked_at`).
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ class WebhookEndpoint(Base):
     disabled_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     disabled_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     owner_notified_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # The owner's address gets nothing but its confirmation until its owner confirms it (a link in that email).
+    owner_asked_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    owner_confirmed_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
 
     @property
     def panel_list(self) -> list[str]:

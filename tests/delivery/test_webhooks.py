@@ -189,11 +189,8 @@ def test_redirects_are_not_followed(run, sessions, boards, webhook_receiver):
     assert row.status == "failed"
 
 
-def test_a_day_of_failures_disables_the_endpoint_and_emails_its_owner_once(
-    run, sessions, boards, fast_settings, webhook_receiver, smtp_server
-):
-    inbox, _ = smtp_server
-    add_webhook(sessions, webhook_receiver.url)
+def _fail_for_a_day(run, sessions, boards, fast_settings, webhook_receiver) -> int:
+    """The endpoint fails for a day and is disabled; then two planning passes; how many requests it got."""
     webhook_receiver.fail(503, times=100)
     _close_tdsb(run, boards)  # the first failure, at the real time
     start = utcnow()
@@ -215,6 +212,20 @@ def test_a_day_of_failures_disables_the_endpoint_and_emails_its_owner_once(
     tries = len(webhook_receiver.requests)
     run(LATER + timedelta(days=1, minutes=5))
     run(LATER + timedelta(days=1, minutes=6))
+    return tries
+
+
+def test_a_day_of_failures_disables_the_endpoint_and_emails_its_confirmed_owner_once(
+    run, sessions, boards, fast_settings, webhook_receiver, smtp_server
+):
+    from sqlalchemy import update
+
+    inbox, _ = smtp_server
+    endpoint = add_webhook(sessions, webhook_receiver.url)
+    with sessions() as session, session.begin():  # the owner followed the link of their confirmation
+        session.execute(update(WebhookEndpoint).where(WebhookEndpoint.id == endpoint.id)
+                        .values(owner_confirmed_at=NOW))
+    tries = _fail_for_a_day(run, sessions, boards, fast_settings, webhook_receiver)
     owner_mail = [m for m in inbox.messages() if m["To"] == "it@daycare.example"]
     assert len(owner_mail) == 1
     assert "turned off" in owner_mail[0]["Subject"]
@@ -222,6 +233,19 @@ def test_a_day_of_failures_disables_the_endpoint_and_emails_its_owner_once(
     boards.update("tdsb", status="open")
     run(LATER + timedelta(days=1, minutes=7))
     assert len(webhook_receiver.requests) == tries  # a disabled endpoint gets nothing more
+
+
+def test_an_owner_who_never_confirmed_gets_only_the_confirmation_not_the_turned_off_notice(
+    run, sessions, boards, fast_settings, webhook_receiver, smtp_server
+):
+    inbox, _ = smtp_server
+    add_webhook(sessions, webhook_receiver.url)  # added before owners confirmed: the next pass asks them
+    _fail_for_a_day(run, sessions, boards, fast_settings, webhook_receiver)
+    owner_mail = [m for m in inbox.messages() if m["To"] == "it@daycare.example"]
+    assert [m["Subject"] for m in owner_mail] == ["Confirm that you look after a school status webhook"]
+    assert "/webhooks/owner/" in owner_mail[0].get_body(("plain",)).get_content()
+    with sessions() as session:
+        assert session.scalars(select(WebhookEndpoint)).one().owner_notified_at is not None  # not told later
 
 
 def _factory(sessions, settings, now):

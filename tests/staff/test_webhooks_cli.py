@@ -175,3 +175,60 @@ def test_the_command_refuses_one_webhook_too_many_with_exit_code_2(env, monkeypa
     assert invoke(env, monkeypatch, "add", "--board", "tdsb", "--url", URL).exit_code == 0
     result = invoke(env, monkeypatch, "add", "--board", "tdsb", "--url", URL)
     assert result.exit_code == 2 and "already has 1 webhooks" in result.output and "remove one first" in result.output
+
+
+# --- the owner's address -------------------------------------------------------------------------------------------
+
+
+def test_adding_a_webhook_emails_its_owner_a_confirmation_link_and_nothing_more(sessions, settings):
+    import json
+
+    from notifier.delivery.outbox import OutboxRow
+
+    with transaction(sessions) as session:
+        endpoint = manage.add(session, settings, ["tdsb"], "tdsb", URL, owner_email="IT@Daycare.example",
+                              language="fr")
+    with sessions() as session:
+        (row,) = session.scalars(select(OutboxRow)).all()
+        stored = session.scalars(select(WebhookEndpoint)).one()
+    message = json.loads(row.payload)
+    assert (row.channel, message["to"], row.digest_key) == ("email", "IT@daycare.example",
+                                                            f"webhook-owner-{endpoint.public_id}")
+    assert "/webhooks/owner/" in message["text"] and "lang=fr" in message["text"]
+    assert message["subject"] == "Confirmez que vous êtes responsable d’un webhook sur l’état des écoles"
+    assert stored.owner_asked_at is not None and stored.owner_confirmed_at is None
+
+
+def test_a_webhook_without_an_owner_emails_nobody(sessions, settings):
+    from notifier.delivery.outbox import OutboxRow
+
+    with transaction(sessions) as session:
+        manage.add(session, settings, ["tdsb"], "tdsb", URL)
+    with sessions() as session:
+        assert session.scalars(select(OutboxRow)).all() == []
+
+
+def test_migration_0018_leaves_existing_owners_unconfirmed_and_downgrades(tmp_path):
+    from alembic import command
+    from sqlalchemy import inspect, text
+
+    from notifier import migrate
+    from notifier.db import make_engine
+
+    url = f"sqlite:///{tmp_path / 'migrate.sqlite3'}"
+    migrate.upgrade(url)
+    command.downgrade(migrate.alembic_config(url), "0018-1")
+    engine = make_engine(url)
+    with engine.begin() as connection:
+        connection.execute(text(
+            "INSERT INTO webhook_endpoints (public_id, board_id, panels, url, format, language, secret, owner_email,"
+            " added_by, created_at) VALUES ('wh_old', 'tdsb', '', 'https://x.example/h', 'json', 'en', 'whsec_x',"
+            " 'it@daycare.example', 'cli', '2026-01-01 00:00:00')"))
+    migrate.upgrade(url)
+    with engine.begin() as connection:
+        row = connection.execute(text("SELECT owner_asked_at, owner_confirmed_at FROM webhook_endpoints")).one()
+    assert tuple(row) == (None, None)
+    command.downgrade(migrate.alembic_config(url), "0018-1")
+    columns = {c["name"] for c in inspect(engine).get_columns("webhook_endpoints")}
+    assert "owner_confirmed_at" not in columns and "owner_email" in columns
+    engine.dispose()
