@@ -370,3 +370,85 @@ def test_a_pinned_delivery_still_names_the_host(sessions, webhook_receiver, monk
     (request,) = webhook_receiver.requests
     assert request.headers["host"] == f"hooks.daycare.example:{port}"
     assert request.path == "/hooks/school-status"
+
+
+@pytest.fixture
+def tls_receiver(tmp_path):
+    """An https receiver on loopback with a certificate for hooks.daycare.example from a CA of the test's own;
+    yields (port, CA bundle path, the server names clients asked for)."""
+    import datetime as dt
+    import ssl
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    def certificate(subject, issuer, key, signer, ca):
+        now = dt.datetime.now(dt.UTC)
+        builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(hours=1))
+                   .not_valid_after(now + dt.timedelta(days=1))
+                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if not ca:
+            builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName("hooks.daycare.example")]),
+                                            critical=False)
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test CA")])
+    ca = certificate(ca_name, ca_name, ca_key, ca_key, ca=True)
+    leaf = certificate(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hooks.daycare.example")]), ca_name, key,
+                       ca_key, ca=False)
+    bundle, chain, private = tmp_path / "ca.pem", tmp_path / "leaf.pem", tmp_path / "leaf.key"
+    bundle.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    chain.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    private.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption()))
+    asked = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's hook
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(chain, private)
+    context.sni_callback = lambda _sock, name, _context: asked.append(name)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1], str(bundle), asked
+    server.shutdown()
+    server.server_close()
+
+
+def _resolve_to_loopback(monkeypatch, name):
+    real = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, *a, **k: real("127.0.0.1" if host == name else host,
+                                                                           *a, **k))
+
+
+def test_a_pinned_https_delivery_sends_the_name_for_sni_and_checks_the_certificate_against_it(
+        sessions, tls_receiver, monkeypatch):
+    port, bundle, asked = tls_receiver
+    _resolve_to_loopback(monkeypatch, "hooks.daycare.example")
+    endpoint = add_webhook(sessions, f"https://hooks.daycare.example:{port}/hooks")
+    channel = WebhookChannel(sessions, allow_private=True, timeout=5, verify=bundle)
+    assert channel.send(Message(WEBHOOK, endpoint.public_id, "{}", "webhook-x-3")).status == "sent"
+    assert asked == ["hooks.daycare.example"]
+
+
+def test_a_certificate_for_another_name_is_refused(sessions, tls_receiver, monkeypatch):
+    port, bundle, _ = tls_receiver
+    _resolve_to_loopback(monkeypatch, "hooks.busline.example")
+    endpoint = add_webhook(sessions, f"https://hooks.busline.example:{port}/hooks")
+    channel = WebhookChannel(sessions, allow_private=True, timeout=5, verify=bundle)
+    with pytest.raises(TemporaryDeliveryError, match="SSLError"):
+        channel.send(Message(WEBHOOK, endpoint.public_id, "{}", "webhook-x-4"))

@@ -66,13 +66,15 @@ class PinnedAdapter(HTTPAdapter):
 
 
 class WebhookChannel(Channel):
-    """POSTs webhook rows to their endpoint; `clock` (for tests) dates the failures that may disable one."""
+    """POSTs webhook rows to their endpoint; `clock` (for tests) dates the failures that may disable one, and
+    `verify` is requests' (True: the usual certificate authorities; a path: a bundle of one's own, for tests)."""
 
     name = WEBHOOK
 
     def __init__(self, sessions: sessionmaker[Session] | None, allow_private: bool, timeout: float = 5.0,
-                 database_url: str | None = None, clock: Callable[[], datetime] = utcnow) -> None:
-        self._sessions, self.database_url = sessions, database_url
+                 database_url: str | None = None, clock: Callable[[], datetime] = utcnow,
+                 verify: bool | str = True) -> None:
+        self._sessions, self.database_url, self.verify = sessions, database_url, verify
         self.allow_private, self.timeout, self.clock = allow_private, timeout, clock
 
     @property
@@ -97,6 +99,7 @@ class WebhookChannel(Channel):
         try:
             with requests.Session() as http:
                 http.trust_env = False  # no proxy from the environment: the checked address is the one connected to
+                http.verify = self.verify
                 http.mount("http://", PinnedAdapter(target.address))
                 http.mount("https://", PinnedAdapter(target.address))
                 response = http.post(target.url, data=body, headers=headers, timeout=self.timeout,
