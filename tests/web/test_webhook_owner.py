@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from sqlalchemy import select
 
 from notifier import links
@@ -66,3 +67,16 @@ def test_the_page_speaks_the_webhooks_language(client, sessions, settings):
     endpoint = add_webhook(sessions, URL, language="fr")
     text = visible_text(client.get(_path(settings, endpoint)).get_data(as_text=True))
     assert "Confirmez que vous êtes responsable de ce webhook" in text
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_owner_pages_and_email_pass_the_w3c_nu_html_checker(client, sessions, settings, vnu, language):
+    from notifier.notices.webhooks import owner_confirmation
+
+    endpoint = add_webhook(sessions, URL, language=language)
+    path = _path(settings, endpoint)
+    asked = client.get(path).get_data(as_text=True)
+    documents = {"ask": asked, "done": client.post(path, data={"csrf_token": _csrf(asked)}).get_data(as_text=True),
+                 "problem": client.get("/webhooks/owner/not-a-token").get_data(as_text=True),
+                 "email": owner_confirmation(settings, endpoint).html}
+    assert {name: errors for name, errors in vnu.errors(documents).items() if errors} == {}
