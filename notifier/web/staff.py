@@ -381,7 +381,8 @@ def _change_webhook(board: Board, form) -> tuple[str | None, dict | None, bool]:
             return ("owner" if "email address" in said else "url" if "URL" in said or "resolve" in said
                     else "invalid"), None, False
         log.info("webhook %s added for %s by %s", endpoint.public_id, board.id, mask_email(g.staff.email))
-        return None, {"id": endpoint.public_id, "secret": endpoint.secret, "url": endpoint.masked_url()}, False
+        return None, {"id": endpoint.public_id, "secret": endpoint.secret, "url": endpoint.masked_url(),
+                      "owner": endpoint.owner_email}, False
 
 
 # --- accounts (administrators) ----------------------------------------------------------------------------------

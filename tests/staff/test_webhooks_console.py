@@ -31,6 +31,7 @@ def test_staff_add_a_webhook_and_see_its_secret_once(console, sessions):
     assert endpoint.secret in page
     assert (endpoint.board_id, endpoint.format, endpoint.panels) == ("tdsb", "slack", "secondary")
     assert endpoint.added_by == "comms@tdsb.example.org"
+    assert "We emailed it@daycare.example a link to confirm that they look after this webhook" in page
     again = console.client.get(PAGE).get_data(as_text=True)
     assert endpoint.secret not in again and "whsec_" not in again
     assert endpoint.public_id in again and "/hooks/status" not in again  # the URL's path is masked
