@@ -60,11 +60,13 @@ class Settings:
     signup_limit_per_contact: int = 3
     confirmation_sms_per_hour: int = 200
     staff_session_minutes: int = 60 * 12
+    health_token: str | None = None  # opens /healthz's details to a caller from elsewhere (a monitor)
     redis_url: str | None = None
     clock_sends: bool = True
     webhooks_allow_private: bool = False  # webhooks to loopback/private addresses and over http (development)
     webhook_timeout: float = 5.0
     webhook_per_second: float = 10.0
+    webhooks_per_board: int = 5
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -111,11 +113,13 @@ class Settings:
             signup_limit_per_contact=int(_number(env, "NOTIFIER_SIGNUP_LIMIT_PER_CONTACT", 3, minimum=1)),
             confirmation_sms_per_hour=int(_number(env, "NOTIFIER_CONFIRMATION_SMS_PER_HOUR", 200, minimum=1)),
             staff_session_minutes=int(_number(env, "NOTIFIER_STAFF_SESSION_MINUTES", 720, minimum=1)),
+            health_token=(env.get("NOTIFIER_HEALTH_TOKEN") or "").strip() or None,
             redis_url=_redis_url(env),
             clock_sends=_flag(env, "NOTIFIER_CLOCK_SENDS", default=True),
             webhooks_allow_private=_flag(env, "NOTIFIER_WEBHOOKS_ALLOW_PRIVATE", default=debug),
             webhook_timeout=_number(env, "NOTIFIER_WEBHOOK_TIMEOUT", 5.0, minimum=0.1, maximum=30),
             webhook_per_second=_number(env, "NOTIFIER_WEBHOOK_PER_SECOND", 10.0, minimum=0.01),
+            webhooks_per_board=int(_number(env, "NOTIFIER_WEBHOOKS_PER_BOARD", 5, minimum=1, maximum=1000)),
             **twilio,
         )
         _check_lease(settings)
@@ -141,8 +145,9 @@ class Settings:
 
 
 def log_secrets(settings: Settings) -> list[str]:
-    """The secrets no log line may hold: the Twilio auth token, the SMTP and Redis passwords, the secret key."""
-    found = [settings.twilio_auth_token, settings.secret_key]
+    """The secrets no log line may hold: the Twilio auth token, the SMTP and Redis passwords, the secret key, the
+    health token."""
+    found = [settings.twilio_auth_token, settings.secret_key, settings.health_token]
     for url in (settings.smtp_url, settings.redis_url, settings.database_url):
         if url:
             try:

@@ -4,8 +4,8 @@ any link carrying the reader's language.
 Links are absolute (NOTIFIER_BASE_URL) and signed with NOTIFIER_SECRET_KEY by `itsdangerous`, each kind with its
 own salt so one kind of token never opens another kind of page. They carry a timestamp and expire: confirmation
 after 7 days (unconfirmed sign-ups are deleted then), manage links after 90 days (a fresh one is a form away),
-unsubscribe links after 400 days (CASL wants at least 60). A family's calendar link never expires (a calendar app
-cannot ask for a fresh one); it stops working when the family leaves.
+unsubscribe links after 400 days (CASL wants at least 60), a webhook owner's confirmation after 30 days. A family's
+calendar link never expires (a calendar app cannot ask for a fresh one); it stops working when the family leaves.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ DAY = 24 * 3600
 CONFIRM_MAX_AGE = 7 * DAY
 MANAGE_MAX_AGE = 90 * DAY
 UNSUBSCRIBE_MAX_AGE = 400 * DAY
+OWNER_MAX_AGE = 30 * DAY  # a webhook owner's confirmation: staff may add an endpoint days before its owner looks
 
 
 class LinkError(NotifierError):
@@ -107,6 +108,20 @@ def read_confirm(settings: Any, token: str) -> tuple[int, str]:
     """(contact id, address fingerprint) from a confirmation link; raises `LinkError`."""
     value = _load(settings, "confirm", token, CONFIRM_MAX_AGE)
     if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], int)):
+        raise LinkError("invalid")
+    return value[0], value[1]
+
+
+def webhook_owner_url(settings: Any, endpoint_public_id: str, address: str) -> str:
+    """The link a webhook's owner follows to confirm their address; bound to it, so it confirms nothing else."""
+    token = _serializer(settings, "webhook-owner").dumps([endpoint_public_id, _fingerprint(address)])
+    return f"{settings.base_url}/webhooks/owner/{token}"
+
+
+def read_webhook_owner(settings: Any, token: str) -> tuple[str, str]:
+    """(endpoint public id, address fingerprint) from a webhook owner's confirmation link; raises `LinkError`."""
+    value = _load(settings, "webhook-owner", token, OWNER_MAX_AGE)
+    if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value)):
         raise LinkError("invalid")
     return value[0], value[1]
 

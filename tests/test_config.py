@@ -104,3 +104,12 @@ def test_the_clock_sends_by_default_and_redis_is_optional(tmp_path):
     given = Settings.from_env({"NOTIFIER_INSTANCE_DIR": str(tmp_path), "NOTIFIER_REDIS_URL": "redis://127.0.0.1:6379/0",
                                "NOTIFIER_CLOCK_SENDS": "0"})
     assert given.redis_url == "redis://127.0.0.1:6379/0" and not given.clock_sends
+
+
+def test_the_health_token_is_a_secret_no_log_line_may_hold(tmp_path):
+    from notifier.config import log_secrets
+
+    settings = Settings.from_env({"NOTIFIER_HEALTH_TOKEN": " monitor-token-1234 ", "NOTIFIER_SECRET_KEY": "k",
+                                  "NOTIFIER_INSTANCE_DIR": str(tmp_path)})
+    assert settings.health_token == "monitor-token-1234"
+    assert "monitor-token-1234" in log_secrets(settings)

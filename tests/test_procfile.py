@@ -47,6 +47,13 @@ def test_the_web_line_is_gunicorn_on_port_with_options_gunicorn_accepts():
     assert parsed.args == ["notifier:create_app()"]
 
 
+def test_the_web_line_serves_with_threads_and_a_keep_alive_limit():
+    from gunicorn.config import Config
+
+    parsed = Config().parser().parse_args(procfile()["web"][1:])
+    assert (parsed.worker_class, parsed.threads, parsed.keepalive) == ("gthread", 8, 5)
+
+
 def test_the_web_target_resolves_to_the_flask_app(env, monkeypatch):
     from flask import Flask
     from gunicorn.util import import_app
@@ -158,3 +165,43 @@ def test_make_run_serves_on_this_machine_only():
     dry = subprocess.run(["make", "-n", "run"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     [start] = [line for line in dry.stdout.splitlines() if "honcho" in line and "start" in line]
     assert "WEB_HOST=127.0.0.1" in start
+
+
+def test_the_web_line_serves_a_page_while_idle_and_slow_clients_hold_connections(processes, tmp_path, boards_file):
+    """A page framing the widget leaves keep-alive connections idle (Chromium), a slow client sends half a
+    request: more of them than gunicorn has processes must not hold the site (sync workers waited 30 s on each)."""
+    import socket
+    import time
+    import urllib.request
+
+    env = {"NOTIFIER_DATABASE_URL": f"sqlite:///{tmp_path / 'web.sqlite3'}", "NOTIFIER_BOARDS_FILE": str(boards_file),
+           "NOTIFIER_SECRET_KEY": "test-secret-key", "NOTIFIER_INSTANCE_DIR": str(tmp_path / "instance"),
+           "WEB_HOST": "127.0.0.1"}  # the Procfile's default WEB_CONCURRENCY (2 processes)
+    processes.run("release", env)
+    web = processes.start("web", env)
+    web.wait_http(f"{web.url}/", timeout=60)
+    held = []
+    try:
+        for _ in range(2):  # one whole request answered, then the connection kept open and idle
+            idle = socket.create_connection(("127.0.0.1", web.port), timeout=10)
+            idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert idle.recv(65536).startswith(b"HTTP/1.1 200")
+            held.append(idle)
+        for _ in range(4):  # connected, nothing sent yet (a browser's preconnect)
+            held.append(socket.create_connection(("127.0.0.1", web.port)))
+        for _ in range(2):  # half a request, the rest never comes
+            slow = socket.create_connection(("127.0.0.1", web.port))
+            slow.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            held.append(slow)
+        time.sleep(0.5)  # every held connection has reached a worker
+        started = time.monotonic()
+        try:
+            with urllib.request.urlopen(f"{web.url}/", timeout=5) as response:  # noqa: S310 - loopback
+                answered = response.status
+        except OSError as error:
+            answered = f"{type(error).__name__}: {error}"
+        assert (answered, time.monotonic() - started < 2.0) == (200, True)
+    finally:
+        for connection in held:
+            connection.close()
+    assert "WORKER TIMEOUT" not in web.log()

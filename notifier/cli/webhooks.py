@@ -25,7 +25,8 @@ def webhooks_group() -> None:
 @click.option("--panel", "panels", multiple=True, metavar="PANEL",
               help="elementary or secondary (repeatable); every panel when left out.")
 @click.option("--language", default="en", show_default=True, help="en or fr, for the words of the slack format.")
-@click.option("--owner", default=None, metavar="EMAIL", help="Who is emailed if the endpoint is turned off.")
+@click.option("--owner", default=None, metavar="EMAIL",
+              help="Who is emailed if the endpoint is turned off (once they confirm, from a link sent now).")
 def add(board_id: str, url: str, format_: str, panels: tuple[str, ...], language: str, owner: str | None) -> None:
     """Add an endpoint following a board; prints its id and its secret, which is never shown again."""
     config, sessions = settings_and_sessions()

@@ -8,7 +8,9 @@ across retries. An endpoint that chose panels hears only of changes concerning t
 added, and edits published without notifying, are never sent. The body is fixed when planned (`payload`), like
 the messages a parent waits for, so every retry sends the same bytes.
 
-The same pass emails the owner of each endpoint disabled since (a day of failures, or 410 Gone), once.
+The same pass emails the owner of each endpoint disabled since (a day of failures, or 410 Gone), once, if the owner
+confirmed their address: an owner's address gets nothing but a confirmation link until then (`ask_owner`, when the
+endpoint is added, or in the next pass for endpoints added before owners confirmed).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from itertools import groupby
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from notifier import links
 from notifier.config import Settings
 from notifier.db import hold_lock
 from notifier.delivery import express
@@ -114,9 +117,40 @@ def _concerning(events: list[Event], panels: list[str]) -> list[Event]:
     return chosen if any(e.kind != "status" for e in chosen) else []
 
 
+def ask_owner(session: Session, settings: Settings, endpoint: WebhookEndpoint, now: datetime) -> bool:
+    """Email the endpoint's owner a link to confirm their address, once; True when it was queued now."""
+    if not endpoint.owner_email or endpoint.owner_confirmed_at is not None or endpoint.owner_asked_at is not None:
+        return False
+    endpoint.owner_asked_at = now
+    express.enqueue(session, owner_confirmation(settings, endpoint), None, Priority.ACCOUNT, now=now)
+    log.info("webhook %s: owner %s asked to confirm", endpoint.public_id, mask(endpoint.owner_email))
+    return True
+
+
+def owner_confirmation(settings: Settings, endpoint: WebhookEndpoint) -> Message:
+    """The email asking an endpoint's owner to confirm their address (the only mail it gets until they do)."""
+    language = endpoint.language
+    subject = templates.gettext(language, "Confirm that you look after a school status webhook")
+    context = {"hook_url": endpoint.masked_url(), "code": endpoint.board_id.upper(), "subject": subject,
+               "confirm_url": links.webhook_owner_url(settings, endpoint.public_id, endpoint.owner_email or ""),
+               "sender": settings.sender, "base_url": settings.base_url}
+    return Message(channel=EMAIL, to=endpoint.owner_email or "", reference=f"webhook-owner-{endpoint.public_id}",
+                   language=language, subject=subject,
+                   text=templates.render("email/webhook_owner.txt", language, **context),
+                   html=templates.render("email/webhook_owner.html", language, **context))
+
+
 def tell_owners(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> int:
-    """Email the owner of each endpoint disabled since the last look, once; how many were told."""
+    """Ask each owner not yet asked (endpoints added before owners confirmed) to confirm; email the confirmed owner
+    of each endpoint disabled since the last look, once (an unconfirmed owner gets nothing); how many were told."""
     told = 0
+    with sessions() as session, session.begin():
+        unasked = session.scalars(select(WebhookEndpoint).where(WebhookEndpoint.owner_email.is_not(None),
+                                                                WebhookEndpoint.owner_asked_at.is_(None),
+                                                                WebhookEndpoint.owner_confirmed_at.is_(None))
+                                  .with_for_update(skip_locked=True))
+        for endpoint in unasked:
+            ask_owner(session, settings, endpoint, now)
     with sessions() as session, session.begin():
         disabled = session.scalars(select(WebhookEndpoint).where(WebhookEndpoint.disabled_at.is_not(None),
                                                                  WebhookEndpoint.owner_notified_at.is_(None))
@@ -124,6 +158,10 @@ def tell_owners(sessions: sessionmaker[Session], settings: Settings, now: dateti
         for endpoint in disabled:
             endpoint.owner_notified_at = now
             if not endpoint.owner_email:
+                continue
+            if endpoint.owner_confirmed_at is None:
+                log.info("webhook %s disabled; owner %s not told: never confirmed", endpoint.public_id,
+                         mask(endpoint.owner_email))
                 continue
             express.enqueue(session, disabled_notice(settings, endpoint), None, Priority.ACCOUNT, now=now)
             log.info("webhook %s disabled; owner %s told", endpoint.public_id, mask(endpoint.owner_email))

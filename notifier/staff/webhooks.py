@@ -1,9 +1,10 @@
 """Adding and removing organisations' webhooks, for the staff console and `python -m notifier webhooks`.
 
-Both check the same things before anything is stored: the board exists, the URL may be sent to (see
-`subscribers.webhook_urls`: https to a public address in production), the format, panels, language and the owner's
-address. The secret is returned once, to be shown once; lists never show it. Each addition and removal is audited
-with the URL masked (a Slack URL's path is its secret).
+Both check the same things before anything is stored: the board exists and has fewer endpoints than
+NOTIFIER_WEBHOOKS_PER_BOARD allows, the URL may be sent to (see `subscribers.webhook_urls`: https to a public
+address in production), the format, panels, language and the owner's address, which is then emailed a link to
+confirm it (no other mail goes to it until then). The secret is returned once, to be shown once; lists never show
+it. Each addition and removal is audited with the URL masked (a Slack URL's path is its secret).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from notifier.db import utcnow
 from notifier.notices import webhooks as planned
 from notifier.staff.models import AuditEntry
 from notifier.subscribers import webhook_urls, webhooks
-from notifier.subscribers.webhooks import WebhookEndpoint, WebhookError
+from notifier.subscribers.webhooks import WebhookEndpoint, WebhookError, WebhookLimitError
 
 
 def add(session: Session, settings: Settings, known_boards: Iterable[str], board_id: str, url: str,
@@ -29,6 +30,10 @@ def add(session: Session, settings: Settings, known_boards: Iterable[str], board
     board_id = board_id.strip().lower()
     if board_id not in set(known_boards):
         raise WebhookError(f"unknown board {board_id!r}")
+    limit = settings.webhooks_per_board
+    if webhooks.count(session, board_id) >= limit:
+        raise WebhookLimitError(f"{board_id} already has {limit} webhooks, the most allowed "
+                                "(NOTIFIER_WEBHOOKS_PER_BOARD): remove one first")
     url = webhook_urls.check(url, settings.webhooks_allow_private)
     owner = None
     if owner_email and owner_email.strip():
@@ -39,6 +44,7 @@ def add(session: Session, settings: Settings, known_boards: Iterable[str], board
     endpoint = webhooks.add(session, board_id, url, format=format, language=language, panels=list(panels),
                             owner_email=owner, added_by=actor, now=now)
     _audit(session, actor, "webhook_add", endpoint, ip, endpoint.created_at)
+    planned.ask_owner(session, settings, endpoint, endpoint.created_at)
     return endpoint
 
 

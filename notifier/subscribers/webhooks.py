@@ -3,7 +3,8 @@ and optionally some of its panels, at a URL of its own, receiving each change as
 
 An endpoint has a random public id (for URLs, logs and the outbox), a `whsec_` secret shown once when it is added,
 and a failure record: `failing_since` is set by the first failed delivery and cleared by the next success; a day of
-continuous failures (or a 410 Gone) disables it, and its owner is emailed once (`owner_notified_at`).
+continuous failures (or a 410 Gone) disables it, and its owner is emailed once (`owner_notified_at`), if the owner
+confirmed their address (`owner_confirmed_at`, from the link emailed when the endpoint was added, `owner_asked_at`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import secrets
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from sqlalchemy import Integer, String, Text, select
+from sqlalchemy import Integer, String, Text, func, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from notifier.db import Base, UtcDateTime, utcnow
@@ -31,6 +32,10 @@ class Format(StrEnum):
 
 class WebhookError(NotifierError):
     """An endpoint cannot be added as asked (unknown board, bad URL, format or language); the message says why."""
+
+
+class WebhookLimitError(WebhookError):
+    """A board already has as many endpoints as NOTIFIER_WEBHOOKS_PER_BOARD allows."""
 
 
 class WebhookEndpoint(Base):
@@ -55,6 +60,9 @@ class WebhookEndpoint(Base):
     disabled_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     disabled_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     owner_notified_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # The owner's address gets nothing but its confirmation until its owner confirms it (a link in that email).
+    owner_asked_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    owner_confirmed_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
 
     @property
     def panel_list(self) -> list[str]:
@@ -114,6 +122,12 @@ def listed(session: Session, board_id: str | None = None) -> list[WebhookEndpoin
     if board_id is not None:
         query = query.where(WebhookEndpoint.board_id == board_id)
     return list(session.scalars(query))
+
+
+def count(session: Session, board_id: str) -> int:
+    """How many endpoints `board_id` has, disabled ones included (they hold their place until removed)."""
+    return session.scalar(select(func.count()).select_from(WebhookEndpoint)
+                          .where(WebhookEndpoint.board_id == board_id)) or 0
 
 
 def following(session: Session, board_ids: list[str]) -> list[WebhookEndpoint]:

@@ -69,10 +69,11 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         subscribe,
         twilio_inbound,
         twilio_status,
+        webhook_owner,
         widgets,
     )
 
     for module in (public, calendar, widgets, api, health, subscribe, manage, twilio_inbound, twilio_status, staff,
-                   dev):
+                   webhook_owner, dev):
         app.register_blueprint(module.bp)
     return app

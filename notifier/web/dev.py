@@ -7,13 +7,13 @@ exist (404), because the outbox holds addresses and working confirmation links, 
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 
 from flask import Blueprint, abort, render_template, request
 
 from notifier.delivery.channels import SMS, Message
 from notifier.delivery.channels.local import OutboxChannel, read_outbox
+from notifier.web.callers import is_loopback, socket_peer
 from notifier.web.services import services
 from notifier.web.twilio_inbound import answer
 
@@ -33,15 +33,7 @@ def only_in_debug_on_this_machine() -> None:
 def _from_loopback() -> bool:
     # Both the socket's address and, behind NOTIFIER_TRUSTED_PROXIES proxies, the caller they saw must be this
     # machine: a forwarded header alone never opens the page, and a proxy on this machine does not either.
-    socket_peer = request.environ.get("werkzeug.proxy_fix.orig", {}).get("REMOTE_ADDR")
-    return all(_loopback(peer) for peer in (socket_peer or request.environ.get("REMOTE_ADDR"), request.remote_addr))
-
-
-def _loopback(address: str | None) -> bool:
-    try:
-        return ipaddress.ip_address(address or "").is_loopback
-    except ValueError:
-        return False
+    return is_loopback(socket_peer()) and is_loopback(request.remote_addr)
 
 
 @bp.get("/outbox")

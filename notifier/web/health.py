@@ -6,6 +6,10 @@ version, or in development a hand edit of boards.yaml, is invalid, so the last g
 the database, is shown, with the problems listed as file:line; or a
 channel is paused because the provider refuses our account, listed under `paused_channels` with the reason and
 since when), or "failing" (503: nothing can be served, or the database is unreachable).
+
+The details (the server's paths, the file's problems, the pause reasons) are for operators: a request from this
+machine that no proxy relayed, or one carrying `Authorization: Bearer <NOTIFIER_HEALTH_TOKEN>`. Anyone else gets
+the state alone, `{"status": …}`, with the same status code.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from werkzeug.wrappers import Response
 from notifier.delivery import health
 from notifier.status.history import last_cycle
 from notifier.status.store import DATABASE
+from notifier.web.callers import bears, from_this_machine
 from notifier.web.services import services
 
 bp = Blueprint("health", __name__)
@@ -53,7 +58,8 @@ def healthz() -> tuple[Response, int]:
     serving = good is not None and body["database"] == "ok"
     healthy = store.healthy and not body.get("paused_channels")
     body["status"] = ("ok" if healthy else "degraded") if serving else "failing"
-    response = jsonify(body)
+    operator = from_this_machine() or bears(services().settings.health_token)
+    response = jsonify(body if operator else {"status": body["status"]})
     response.headers["Cache-Control"] = "no-store"
     return response, 200 if serving else 503
 

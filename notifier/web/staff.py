@@ -32,7 +32,7 @@ from notifier.status import published
 from notifier.status.boards import Board, Category, now_toronto
 from notifier.status.changes import diff
 from notifier.subscribers import webhooks as subscriber_webhooks
-from notifier.subscribers.webhooks import WebhookError
+from notifier.subscribers.webhooks import WebhookError, WebhookLimitError
 from notifier.web import chart
 from notifier.web.services import select_language, services
 
@@ -422,6 +422,7 @@ def webhooks_page(board_id: str) -> tuple[str, int, dict[str, str]]:
     with services().sessions() as db:
         endpoints = subscriber_webhooks.listed(db, board.id)
     page = render_template("staff/webhooks.html", board=board, endpoints=endpoints, error=error, added=added,
+                           limit=services().settings.webhooks_per_board,
                            removed=removed, form=request.form if error else {})
     # The page may hold a secret: never kept by a browser or a proxy.
     return page, 400 if error else 200, {"Cache-Control": "no-store"}
@@ -439,13 +440,17 @@ def _change_webhook(board: Board, form) -> tuple[str | None, dict | None, bool]:
                 db, services().settings, known, board.id, form.get("url", "")[:2000], form.get("format", "json"),
                 form.getlist("panels"), form.get("language", "en"), form.get("owner", "")[:254], g.staff.email,
                 _ip())
+        except WebhookLimitError as problem:
+            log.info("webhook for %s not added by %s: %s", board.id, mask_email(g.staff.email), problem)
+            return "full", None, False
         except WebhookError as problem:
             log.info("webhook for %s not added by %s: %s", board.id, mask_email(g.staff.email), problem)
             said = str(problem)
             return ("owner" if "email address" in said else "url" if "URL" in said or "resolve" in said
                     else "invalid"), None, False
         log.info("webhook %s added for %s by %s", endpoint.public_id, board.id, mask_email(g.staff.email))
-        return None, {"id": endpoint.public_id, "secret": endpoint.secret, "url": endpoint.masked_url()}, False
+        return None, {"id": endpoint.public_id, "secret": endpoint.secret, "url": endpoint.masked_url(),
+                      "owner": endpoint.owner_email}, False
 
 
 # --- accounts (administrators) ----------------------------------------------------------------------------------

@@ -6,14 +6,17 @@ import base64
 import hashlib
 import hmac
 import json
+import socket
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import select
 
 from notifier import clock
 from notifier.db import utcnow
-from notifier.delivery.channels import WebhookChannel
+from notifier.delivery.channels import WEBHOOK, Message, WebhookChannel
 from notifier.delivery.drain import drain
+from notifier.errors import TemporaryDeliveryError
 from notifier.notices.compose import MessageBuilder
 from notifier.subscribers.webhooks import WebhookEndpoint
 from tests.conftest import NOW, add_webhook, outbox_rows
@@ -186,11 +189,8 @@ def test_redirects_are_not_followed(run, sessions, boards, webhook_receiver):
     assert row.status == "failed"
 
 
-def test_a_day_of_failures_disables_the_endpoint_and_emails_its_owner_once(
-    run, sessions, boards, fast_settings, webhook_receiver, smtp_server
-):
-    inbox, _ = smtp_server
-    add_webhook(sessions, webhook_receiver.url)
+def _fail_for_a_day(run, sessions, boards, fast_settings, webhook_receiver) -> int:
+    """The endpoint fails for a day and is disabled; then two planning passes; how many requests it got."""
     webhook_receiver.fail(503, times=100)
     _close_tdsb(run, boards)  # the first failure, at the real time
     start = utcnow()
@@ -212,6 +212,20 @@ def test_a_day_of_failures_disables_the_endpoint_and_emails_its_owner_once(
     tries = len(webhook_receiver.requests)
     run(LATER + timedelta(days=1, minutes=5))
     run(LATER + timedelta(days=1, minutes=6))
+    return tries
+
+
+def test_a_day_of_failures_disables_the_endpoint_and_emails_its_confirmed_owner_once(
+    run, sessions, boards, fast_settings, webhook_receiver, smtp_server
+):
+    from sqlalchemy import update
+
+    inbox, _ = smtp_server
+    endpoint = add_webhook(sessions, webhook_receiver.url)
+    with sessions() as session, session.begin():  # the owner followed the link of their confirmation
+        session.execute(update(WebhookEndpoint).where(WebhookEndpoint.id == endpoint.id)
+                        .values(owner_confirmed_at=NOW))
+    tries = _fail_for_a_day(run, sessions, boards, fast_settings, webhook_receiver)
     owner_mail = [m for m in inbox.messages() if m["To"] == "it@daycare.example"]
     assert len(owner_mail) == 1
     assert "turned off" in owner_mail[0]["Subject"]
@@ -219,6 +233,19 @@ def test_a_day_of_failures_disables_the_endpoint_and_emails_its_owner_once(
     boards.update("tdsb", status="open")
     run(LATER + timedelta(days=1, minutes=7))
     assert len(webhook_receiver.requests) == tries  # a disabled endpoint gets nothing more
+
+
+def test_an_owner_who_never_confirmed_gets_only_the_confirmation_not_the_turned_off_notice(
+    run, sessions, boards, fast_settings, webhook_receiver, smtp_server
+):
+    inbox, _ = smtp_server
+    add_webhook(sessions, webhook_receiver.url)  # added before owners confirmed: the next pass asks them
+    _fail_for_a_day(run, sessions, boards, fast_settings, webhook_receiver)
+    owner_mail = [m for m in inbox.messages() if m["To"] == "it@daycare.example"]
+    assert [m["Subject"] for m in owner_mail] == ["Confirm that you look after a school status webhook"]
+    assert "/webhooks/owner/" in owner_mail[0].get_body(("plain",)).get_content()
+    with sessions() as session:
+        assert session.scalars(select(WebhookEndpoint)).one().owner_notified_at is not None  # not told later
 
 
 def _factory(sessions, settings, now):
@@ -276,3 +303,152 @@ def test_a_webhook_left_in_flight_by_a_dead_sender_is_sent_again_with_the_same_i
     (request,) = webhook_receiver.requests
     assert request.headers["webhook-id"] == row.digest_key
     assert _webhook_rows(sessions)[0].status == "sent"
+
+
+# --- where a delivery connects (DNS rebinding) ----------------------------------------------------------------------
+
+
+class _Listener:
+    """A TCP port on loopback that only counts the connections it is offered."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+
+    def connections(self) -> int:
+        self.sock.settimeout(0.2)
+        count = 0
+        try:
+            while True:
+                connection, _ = self.sock.accept()
+                connection.close()
+                count += 1
+        except OSError:
+            return count
+
+
+@pytest.fixture
+def rebinding_resolver(monkeypatch):
+    """hooks.daycare.example resolves to a public address the first time (when it is checked) and to 127.0.0.1
+    after that; the public address itself leads to a loopback listener standing in for the real host."""
+    real = socket.getaddrinfo
+    checked, rebound = _Listener(), _Listener()
+    lookups = []
+
+    def resolve(host, port, *args, **kwargs):
+        if host == "hooks.daycare.example":
+            lookups.append(host)
+            address = "93.184.216.34" if len(lookups) == 1 else "127.0.0.1"
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+        if host == "93.184.216.34":
+            return real("127.0.0.1", checked.port, *args, **kwargs)
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    yield checked, rebound, lookups
+    checked.sock.close()
+    rebound.sock.close()
+
+
+def test_a_delivery_connects_to_the_address_that_was_checked_not_to_a_rebound_one(sessions, rebinding_resolver):
+    checked, rebound, lookups = rebinding_resolver
+    endpoint = add_webhook(sessions, f"https://hooks.daycare.example:{rebound.port}/hooks")
+    channel = WebhookChannel(sessions, allow_private=False, timeout=0.5)
+    with pytest.raises(TemporaryDeliveryError):  # the stand-in accepts and says nothing: a timeout
+        channel.send(Message(WEBHOOK, endpoint.public_id, "{}", "webhook-x-1"))
+    assert lookups == ["hooks.daycare.example"], "the name is resolved once, for the check"
+    assert (checked.connections(), rebound.connections()) == (1, 0)
+
+
+def test_a_pinned_delivery_still_names_the_host(sessions, webhook_receiver, monkeypatch):
+    real = socket.getaddrinfo
+    port = webhook_receiver.url.split(":")[2].split("/")[0]
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, *a, **k: real(
+        "127.0.0.1" if host == "hooks.daycare.example" else host, *a, **k))
+    endpoint = add_webhook(sessions, f"http://hooks.daycare.example:{port}/hooks/school-status")
+    WebhookChannel(sessions, allow_private=True).send(Message(WEBHOOK, endpoint.public_id, "{}", "webhook-x-2"))
+    (request,) = webhook_receiver.requests
+    assert request.headers["host"] == f"hooks.daycare.example:{port}"
+    assert request.path == "/hooks/school-status"
+
+
+@pytest.fixture
+def tls_receiver(tmp_path):
+    """An https receiver on loopback with a certificate for hooks.daycare.example from a CA of the test's own;
+    yields (port, CA bundle path, the server names clients asked for)."""
+    import datetime as dt
+    import ssl
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    def certificate(subject, issuer, key, signer, ca):
+        now = dt.datetime.now(dt.UTC)
+        builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(hours=1))
+                   .not_valid_after(now + dt.timedelta(days=1))
+                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if not ca:
+            builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName("hooks.daycare.example")]),
+                                            critical=False)
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test CA")])
+    ca = certificate(ca_name, ca_name, ca_key, ca_key, ca=True)
+    leaf = certificate(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hooks.daycare.example")]), ca_name, key,
+                       ca_key, ca=False)
+    bundle, chain, private = tmp_path / "ca.pem", tmp_path / "leaf.pem", tmp_path / "leaf.key"
+    bundle.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    chain.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    private.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption()))
+    asked = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's hook
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(chain, private)
+    context.sni_callback = lambda _sock, name, _context: asked.append(name)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1], str(bundle), asked
+    server.shutdown()
+    server.server_close()
+
+
+def _resolve_to_loopback(monkeypatch, name):
+    real = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, *a, **k: real("127.0.0.1" if host == name else host,
+                                                                           *a, **k))
+
+
+def test_a_pinned_https_delivery_sends_the_name_for_sni_and_checks_the_certificate_against_it(
+        sessions, tls_receiver, monkeypatch):
+    port, bundle, asked = tls_receiver
+    _resolve_to_loopback(monkeypatch, "hooks.daycare.example")
+    endpoint = add_webhook(sessions, f"https://hooks.daycare.example:{port}/hooks")
+    channel = WebhookChannel(sessions, allow_private=True, timeout=5, verify=bundle)
+    assert channel.send(Message(WEBHOOK, endpoint.public_id, "{}", "webhook-x-3")).status == "sent"
+    assert asked == ["hooks.daycare.example"]
+
+
+def test_a_certificate_for_another_name_is_refused(sessions, tls_receiver, monkeypatch):
+    port, bundle, _ = tls_receiver
+    _resolve_to_loopback(monkeypatch, "hooks.busline.example")
+    endpoint = add_webhook(sessions, f"https://hooks.busline.example:{port}/hooks")
+    channel = WebhookChannel(sessions, allow_private=True, timeout=5, verify=bundle)
+    with pytest.raises(TemporaryDeliveryError, match="SSLError"):
+        channel.send(Message(WEBHOOK, endpoint.public_id, "{}", "webhook-x-4"))

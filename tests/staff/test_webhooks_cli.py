@@ -93,6 +93,12 @@ def production(env) -> Settings:
     "https://[::1]/hook",
     "https://[::ffff:127.0.0.1]/hook",
     "https://[fe80::1]/hook",
+    "https://[2002:7f00:1::]/hook",  # 6to4 carrying 127.0.0.1
+    "https://[2002:a9fe:a9fe::1]/hook",  # 6to4 carrying 169.254.169.254
+    "https://[64:ff9b::a00:5]/hook",  # NAT64 carrying 10.0.0.5
+    "https://[64:ff9b::7f00:1]/hook",  # NAT64 carrying 127.0.0.1
+    "https://[64:ff9b:1::a9fe:a9fe]/hook",  # local-use NAT64 (/96) carrying 169.254.169.254
+    "https://[64:ff9b:1:c0a8:1:100::]/hook",  # local-use NAT64 (/48) carrying 192.168.1.1
     "https://224.0.0.1/hook",
     "https://0.0.0.0/hook",
     "https://user:pass@93.184.216.34/hook",
@@ -107,6 +113,13 @@ def test_production_refuses_urls_that_reach_inside_the_network(sessions, product
 def test_production_accepts_https_to_a_public_address(sessions, production):
     with transaction(sessions) as session:
         endpoint = manage.add(session, production, ["tdsb"], "tdsb", "https://93.184.216.34/hook")
+    assert endpoint.secret.startswith("whsec_")
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::5db8:d822", "2002:5db8:d822::1"])
+def test_production_accepts_6to4_and_nat64_addresses_carrying_a_public_one(sessions, production, address):
+    with transaction(sessions) as session:
+        endpoint = manage.add(session, production, ["tdsb"], "tdsb", f"https://[{address}]/hook")
     assert endpoint.secret.startswith("whsec_")
 
 
@@ -133,3 +146,89 @@ def test_a_name_that_later_resolves_inside_is_refused_at_send_time(sessions, pro
     with pytest.raises(MessageError, match="169.254.169.254"):
         channel.send(Message("webhook", endpoint.public_id, "{}", "webhook-x-1"))
     assert webhook_receiver.requests == []
+
+
+# --- how many a board may have -------------------------------------------------------------------------------------
+
+
+def test_a_board_has_at_most_the_configured_number_of_webhooks(sessions, env):
+    from notifier.subscribers.webhooks import WebhookLimitError
+
+    settings = Settings.from_env({**env, "NOTIFIER_WEBHOOKS_PER_BOARD": "2"})
+    for _ in range(2):
+        with transaction(sessions) as session:
+            manage.add(session, settings, ["tdsb", "peel"], "tdsb", URL)
+    with pytest.raises(WebhookLimitError, match="tdsb already has 2 webhooks"), transaction(sessions) as session:
+        manage.add(session, settings, ["tdsb", "peel"], "tdsb", URL)
+    with transaction(sessions) as session:
+        manage.add(session, settings, ["tdsb", "peel"], "peel", URL)  # another board has its own count
+    with sessions() as session:
+        assert len(session.scalars(select(WebhookEndpoint)).all()) == 3
+
+
+def test_five_webhooks_per_board_by_default(settings):
+    assert settings.webhooks_per_board == 5
+
+
+def test_the_command_refuses_one_webhook_too_many_with_exit_code_2(env, monkeypatch, sessions):
+    env = {**env, "NOTIFIER_WEBHOOKS_PER_BOARD": "1"}
+    assert invoke(env, monkeypatch, "add", "--board", "tdsb", "--url", URL).exit_code == 0
+    result = invoke(env, monkeypatch, "add", "--board", "tdsb", "--url", URL)
+    assert result.exit_code == 2 and "already has 1 webhooks" in result.output and "remove one first" in result.output
+
+
+# --- the owner's address -------------------------------------------------------------------------------------------
+
+
+def test_adding_a_webhook_emails_its_owner_a_confirmation_link_and_nothing_more(sessions, settings):
+    import json
+
+    from notifier.delivery.outbox import OutboxRow
+
+    with transaction(sessions) as session:
+        endpoint = manage.add(session, settings, ["tdsb"], "tdsb", URL, owner_email="IT@Daycare.example",
+                              language="fr")
+    with sessions() as session:
+        (row,) = session.scalars(select(OutboxRow)).all()
+        stored = session.scalars(select(WebhookEndpoint)).one()
+    message = json.loads(row.payload)
+    assert (row.channel, message["to"], row.digest_key) == ("email", "IT@daycare.example",
+                                                            f"webhook-owner-{endpoint.public_id}")
+    assert "/webhooks/owner/" in message["text"] and "lang=fr" in message["text"]
+    assert message["subject"] == "Confirmez que vous êtes responsable d’un webhook sur l’état des écoles"
+    assert stored.owner_asked_at is not None and stored.owner_confirmed_at is None
+
+
+def test_a_webhook_without_an_owner_emails_nobody(sessions, settings):
+    from notifier.delivery.outbox import OutboxRow
+
+    with transaction(sessions) as session:
+        manage.add(session, settings, ["tdsb"], "tdsb", URL)
+    with sessions() as session:
+        assert session.scalars(select(OutboxRow)).all() == []
+
+
+def test_migration_0018_leaves_existing_owners_unconfirmed_and_downgrades(tmp_path):
+    from alembic import command
+    from sqlalchemy import inspect, text
+
+    from notifier import migrate
+    from notifier.db import make_engine
+
+    url = f"sqlite:///{tmp_path / 'migrate.sqlite3'}"
+    migrate.upgrade(url)
+    command.downgrade(migrate.alembic_config(url), "0018-1")
+    engine = make_engine(url)
+    with engine.begin() as connection:
+        connection.execute(text(
+            "INSERT INTO webhook_endpoints (public_id, board_id, panels, url, format, language, secret, owner_email,"
+            " added_by, created_at) VALUES ('wh_old', 'tdsb', '', 'https://x.example/h', 'json', 'en', 'whsec_x',"
+            " 'it@daycare.example', 'cli', '2026-01-01 00:00:00')"))
+    migrate.upgrade(url)
+    with engine.begin() as connection:
+        row = connection.execute(text("SELECT owner_asked_at, owner_confirmed_at FROM webhook_endpoints")).one()
+    assert tuple(row) == (None, None)
+    command.downgrade(migrate.alembic_config(url), "0018-1")
+    columns = {c["name"] for c in inspect(engine).get_columns("webhook_endpoints")}
+    assert "owner_confirmed_at" not in columns and "owner_email" in columns
+    engine.dispose()

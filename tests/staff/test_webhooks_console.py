@@ -31,6 +31,7 @@ def test_staff_add_a_webhook_and_see_its_secret_once(console, sessions):
     assert endpoint.secret in page
     assert (endpoint.board_id, endpoint.format, endpoint.panels) == ("tdsb", "slack", "secondary")
     assert endpoint.added_by == "comms@tdsb.example.org"
+    assert "We emailed it@daycare.example a link to confirm that they look after this webhook" in page
     again = console.client.get(PAGE).get_data(as_text=True)
     assert endpoint.secret not in again and "whsec_" not in again
     assert endpoint.public_id in again and "/hooks/status" not in again  # the URL's path is masked
@@ -133,3 +134,15 @@ def test_the_webhook_page_passes_axe(page, live_server, settings, sessions, axe,
     page.locator("fieldset .actions button").click()
     assert page.locator("code").inner_text().startswith("whsec_")
     axe(page)
+
+
+def test_one_webhook_too_many_is_refused_with_a_message_in_french(console, sessions):
+    for _ in range(5):
+        add_webhook(sessions, URL)
+    console.client.set_cookie("lang", "fr")
+    response = add(console)
+    page = response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert "ce conseil scolaire a déjà 5 webhooks, le maximum permis" in page
+    with sessions() as session:
+        assert len(session.scalars(select(WebhookEndpoint)).all()) == 5

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+import pytest
+
 from notifier import create_app
 from tests.web.conftest import visible_text
 
@@ -89,3 +91,62 @@ def test_an_invalid_file_at_start_up_with_nothing_recorded_answers_503_in_plain_
         assert health.status_code == 503 and health.get_json()["status"] == "failing"
     finally:
         app.extensions["notifier"].engine.dispose()
+
+
+ELSEWHERE = {"REMOTE_ADDR": "203.0.113.7"}
+
+
+def test_healthz_from_another_machine_says_only_the_state(client):
+    response = client.get("/healthz", environ_base=ELSEWHERE)
+    assert response.status_code == 200
+    assert response.get_json() == {"status": "ok"}
+    assert response.headers["Cache-Control"] == "no-store"
+
+
+def test_healthz_from_another_machine_shows_no_path_nor_problem_when_degraded(client, boards_file):
+    boards_file.write_text(BROKEN)
+    response = client.get("/healthz", environ_base=ELSEWHERE)
+    assert response.status_code == 200
+    assert response.get_json() == {"status": "degraded"}
+    assert str(boards_file.parent) not in response.get_data(as_text=True)
+
+
+def test_healthz_from_another_machine_keeps_the_503_when_nothing_can_be_served(env, boards_file):
+    boards_file.write_text(BROKEN)
+    app = create_app({**env, "TESTING": True})
+    try:
+        response = app.test_client().get("/healthz", environ_base=ELSEWHERE)
+        assert response.status_code == 503 and response.get_json() == {"status": "failing"}
+    finally:
+        app.extensions["notifier"].engine.dispose()
+
+
+@pytest.mark.parametrize("header", [{"X-Forwarded-For": "203.0.113.7"}, {"Forwarded": "for=203.0.113.7"}])
+def test_healthz_through_a_proxy_on_this_machine_says_only_the_state(client, header):
+    assert client.get("/healthz", headers=header).get_json() == {"status": "ok"}
+
+
+def test_healthz_gives_the_details_to_a_caller_with_the_health_token(env):
+    app = create_app({**env, "TESTING": True, "NOTIFIER_HEALTH_TOKEN": "s3cret-health-token"})
+    try:
+        body = app.test_client().get("/healthz", environ_base=ELSEWHERE,
+                                     headers={"Authorization": "Bearer s3cret-health-token",
+                                              "X-Forwarded-For": "203.0.113.7"}).get_json()
+        assert body["status"] == "ok" and body["database"] == "ok" and "boards_file" in body
+    finally:
+        app.extensions["notifier"].engine.dispose()
+
+
+def test_healthz_with_a_wrong_token_says_only_the_state(env):
+    app = create_app({**env, "TESTING": True, "NOTIFIER_HEALTH_TOKEN": "s3cret-health-token"})
+    try:
+        body = app.test_client().get("/healthz", environ_base=ELSEWHERE,
+                                     headers={"Authorization": "Bearer s3cret-health-tokem"}).get_json()
+        assert body == {"status": "ok"}
+    finally:
+        app.extensions["notifier"].engine.dispose()
+
+
+def test_healthz_without_a_configured_token_refuses_an_empty_bearer(client):
+    body = client.get("/healthz", environ_base=ELSEWHERE, headers={"Authorization": "Bearer "}).get_json()
+    assert body == {"status": "ok"}

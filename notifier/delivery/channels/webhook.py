@@ -4,8 +4,10 @@ The outbox row names the endpoint by its public id (`Message.to`); the URL and t
 `webhook_endpoints` as the request leaves, so a removed or disabled endpoint gets nothing. Headers: `webhook-id` (the
 row's reference: the same on every retry, for the receiver to drop duplicates), `webhook-timestamp` (seconds, this
 attempt), `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the decoded secret,
-computed by the `standardwebhooks` library). Redirects are not followed; the URL is checked again before each
-request (see `subscribers.webhook_urls`), and only its scheme and host are ever logged.
+computed by the `standardwebhooks` library). Redirects are not followed; the URL is checked and its name resolved
+again before each request (see `subscribers.webhook_urls`), and the request connects to the address that was
+checked (`PinnedAdapter`), keeping the name for the Host header, TLS SNI and the certificate's check, so a name
+that resolves elsewhere a moment later (DNS rebinding) changes nothing. Only the URL's scheme and host are logged.
 
 Whose fault a failure is: 2xx is delivered. 5xx, 408, 429, timeouts and connection errors are temporary (retried
 with backoff; the receiver drops a duplicate by its `webhook-id`). 410 Gone disables the endpoint at once. Other
@@ -18,8 +20,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import datetime
+from urllib.parse import urlsplit
 
 import requests
+from requests.adapters import HTTPAdapter
 from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 from standardwebhooks.webhooks import Webhook
@@ -42,17 +46,36 @@ def signature_headers(message_id: str, secret: str, body: str, at: datetime) -> 
             "webhook-signature": Webhook(secret).sign(message_id, at, body)}
 
 
+class PinnedAdapter(HTTPAdapter):
+    """A transport that connects to one address given in advance, whatever the URL's name resolves to now; for
+    https the name is still the one sent in SNI and the one the certificate must be issued for."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__(max_retries=0)
+        self.address = address
+
+    def build_connection_pool_key_attributes(self, request, verify, cert=None):  # type: ignore[no-untyped-def]
+        """requests' hook for subclasses choosing the urllib3 pool: the address, and the name for TLS."""
+        host_params, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
+        name = host_params["host"]
+        host_params["host"] = self.address
+        if host_params["scheme"] == "https":
+            pool_kwargs["server_hostname"] = name
+            pool_kwargs["assert_hostname"] = name
+        return host_params, pool_kwargs
+
+
 class WebhookChannel(Channel):
-    """POSTs webhook rows to their endpoint; `clock` (for tests) dates the failures that may disable one."""
+    """POSTs webhook rows to their endpoint; `clock` (for tests) dates the failures that may disable one, and
+    `verify` is requests' (True: the usual certificate authorities; a path: a bundle of one's own, for tests)."""
 
     name = WEBHOOK
 
     def __init__(self, sessions: sessionmaker[Session] | None, allow_private: bool, timeout: float = 5.0,
-                 database_url: str | None = None, clock: Callable[[], datetime] = utcnow) -> None:
-        self._sessions, self.database_url = sessions, database_url
+                 database_url: str | None = None, clock: Callable[[], datetime] = utcnow,
+                 verify: bool | str = True) -> None:
+        self._sessions, self.database_url, self.verify = sessions, database_url, verify
         self.allow_private, self.timeout, self.clock = allow_private, timeout, clock
-        self.http = requests.Session()
-        self.http.trust_env = False  # no proxy from the environment: the checked address is the one connected to
 
     @property
     def sessions(self) -> sessionmaker[Session]:
@@ -67,16 +90,21 @@ class WebhookChannel(Channel):
                 raise MessageError("the endpoint was removed or disabled")
             url, secret, shown = endpoint.url, endpoint.secret, endpoint.masked_url()
         try:
-            webhook_urls.check(url, self.allow_private)
+            target = webhook_urls.destination(url, self.allow_private)
         except WebhookError as error:
             raise self._failed(message, f"refused: {error}", MessageError) from None
         body = message.text.encode("utf-8")
-        headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT,
+        headers = {"Host": urlsplit(target.url).netloc, "Content-Type": "application/json", "User-Agent": USER_AGENT,
                    **signature_headers(message.reference, secret, message.text, utcnow())}
         try:
-            response = self.http.post(url, data=body, headers=headers, timeout=self.timeout, allow_redirects=False,
-                                      stream=True)
-            response.close()  # the answer's body is never read: a hostile endpoint cannot make us download much
+            with requests.Session() as http:
+                http.trust_env = False  # no proxy from the environment: the checked address is the one connected to
+                http.verify = self.verify
+                http.mount("http://", PinnedAdapter(target.address))
+                http.mount("https://", PinnedAdapter(target.address))
+                response = http.post(target.url, data=body, headers=headers, timeout=self.timeout,
+                                     allow_redirects=False, stream=True)
+                response.close()  # the answer's body is never read: a hostile endpoint cannot make us download much
         except requests.RequestException as error:
             raise self._failed(message, f"{shown}: {type(error).__name__}", TemporaryDeliveryError) from None
         status = response.status_code
