@@ -25,6 +25,7 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from notifier import metrics
 from notifier.config import Settings
 from notifier.db import make_engine, make_sessionmaker, utcnow
 from notifier.delivery import health
@@ -192,6 +193,7 @@ def main(settings: Settings) -> None:
     import signal
 
     quiet_scheduler_log()
+    metrics.serve(settings.metrics_address, "clock")
     sessions = make_sessionmaker(make_engine(settings.database_url))
     loop = sending_loop(settings, sessions, "clock") if settings.clock_sends else None
     clock = Clock(settings, sessions, planned=loop.wake if loop is not None else None)

@@ -57,6 +57,7 @@ def tick() -> None:
 def worker(once: bool) -> None:
     """Send from the outbox beside the clock, under the sender's shared rate; any number of workers, any hosts."""
     from notifier import clock as clock_process
+    from notifier import metrics
     from notifier.db import make_engine, make_sessionmaker
     from notifier.delivery.senders import SenderRefused
 
@@ -68,6 +69,7 @@ def worker(once: bool) -> None:
             return
         loop = clock_process.sending_loop(config, sessions, "worker")
         loop.start()
+        metrics.serve(config.metrics_address, "worker")
     except SenderRefused as refused:
         raise click.ClickException(f"worker: {refused}") from None
     stopping = threading.Event()

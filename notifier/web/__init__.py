@@ -64,6 +64,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         dev,
         health,
         manage,
+        metrics,
         public,
         staff,
         subscribe,
@@ -72,7 +73,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         widgets,
     )
 
-    for module in (public, calendar, widgets, api, health, subscribe, manage, twilio_inbound, twilio_status, staff,
-                   dev):
+    for module in (public, calendar, widgets, api, health, metrics, subscribe, manage, twilio_inbound, twilio_status,
+                   staff, dev):
         app.register_blueprint(module.bp)
+    metrics.install(app)
     return app
