@@ -9,7 +9,7 @@ import logging
 
 import click
 
-from notifier import masking
+from notifier import logs, masking
 from notifier.cli import boards, channels, database, processes, staff, status, subscribers, webhooks
 from notifier.config import Settings, log_secrets
 from notifier.errors import ConfigError
@@ -24,9 +24,10 @@ def secrets() -> list[str]:
 
 
 @click.group()
-def cli() -> None:
+@click.pass_context
+def cli(context: click.Context) -> None:
     """notifier: school status for Ontario parents during labour disruptions."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(context.invoked_subcommand or "command")
     logging.getLogger("alembic").setLevel(logging.WARNING)
     masking.install(secrets())
 

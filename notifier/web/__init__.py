@@ -6,7 +6,6 @@ concern. It never starts a scheduler: the clock is its own process (`python -m n
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any
 
@@ -14,7 +13,7 @@ from flask import Flask
 from flask_babel import Babel
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from notifier import i18n, masking
+from notifier import i18n, logs, masking
 from notifier.config import ROOT, Settings, log_secrets
 from notifier.formatting import install_filters
 from notifier.web.security import csrf, install_headers
@@ -26,7 +25,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     overrides = dict(test_config or {})
     env_overrides = {k: str(v) for k, v in overrides.items() if k.startswith(("NOTIFIER_", "TWILIO_"))}
     settings = Settings.from_env({**os.environ, **env_overrides})
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure("web", settings.log_format == "json")
     masking.install(log_secrets(settings))  # every handler, gunicorn's included: no address or token in a log
 
     app = Flask(
