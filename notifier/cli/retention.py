@@ -14,7 +14,7 @@ def retention_group() -> None:
 
 @retention_group.command()
 def sweep() -> None:
-    """Delete settled messages, receipts, inbound text ids, change events and cycles older than the setting."""
+    """Delete settled messages, receipts, change events and cycles older than NOTIFIER_RETENTION_DAYS."""
     from notifier.delivery import retention
 
     config, sessions = settings_and_sessions()

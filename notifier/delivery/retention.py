@@ -2,7 +2,9 @@
 default: MFIPPA keeps personal information that was used at least a year; see docs/security.md).
 
 `sweep` deletes what is older than that: settled outbox rows (sent, failed, cancelled, superseded: never a pending
-or sending one), delivery receipts, the ids of inbound texts, change events and cycles. It works in batches of
+or sending one), delivery receipts, change events and cycles. The ids of inbound texts stay: they hold no number
+and no words, and a signed request replayed years later must still be recognised (Twilio's signature has no time;
+docs/security.md, "Inbound texts"). It works in batches of
 BATCH rows, each its own short transaction, so no sending process waits on a long lock. Sent and failed rows are
 added to `outbox_totals` in the batch that deletes them, so the metrics' totals never go down. A change event is
 kept while a message still waiting names it (its words are written from it when it leaves), and the newest cycle is
@@ -23,7 +25,6 @@ from notifier.db import utcnow
 from notifier.delivery import totals
 from notifier.delivery.outbox import DeliveryReceipt, OutboxRow, RowStatus, event_ids
 from notifier.status.history import ChangeEvent, Cycle
-from notifier.subscribers.models import InboundText
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +53,6 @@ def sweep(sessions: sessionmaker[Session], days: int, now: datetime | None = Non
                                               fold=True)
     swept.counts["delivery receipts"] = _in_batches(sessions, DeliveryReceipt, DeliveryReceipt.provider_id, batch,
                                                     lambda _s: [DeliveryReceipt.updated_at < cutoff])
-    swept.counts["inbound text ids"] = _in_batches(sessions, InboundText, InboundText.sid, batch,
-                                                   lambda _s: [InboundText.received_at < cutoff])
     with sessions() as session:
         named = _oldest_named_event(session)
     swept.counts["change events"] = _in_batches(sessions, ChangeEvent, ChangeEvent.id, batch,
