@@ -14,7 +14,6 @@ always kept (/healthz and `status` report it).
 from __future__ import annotations
 
 import logging
-import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -55,8 +54,9 @@ def sweep(sessions: sessionmaker[Session], days: int, now: datetime | None = Non
                                                     lambda _s: [DeliveryReceipt.updated_at < cutoff])
     with sessions() as session:
         named = _oldest_named_event(session)
+    named_kept = [] if named is None else [ChangeEvent.id < named]
     swept.counts["change events"] = _in_batches(sessions, ChangeEvent, ChangeEvent.id, batch,
-                                                lambda _s: [ChangeEvent.recorded_at < cutoff, ChangeEvent.id < named])
+                                                lambda _s: [ChangeEvent.recorded_at < cutoff, *named_kept])
     swept.counts["cycles"] = _in_batches(sessions, Cycle, Cycle.id, batch, _old_cycles(cutoff))
     return swept
 
@@ -68,13 +68,15 @@ def _settled_before(cutoff: datetime):
     return conditions
 
 
-def _oldest_named_event(session: Session) -> int:
-    """The oldest change event a message still waiting names (its digest is written from them when it leaves); a
-    number above every event's id when none waits. Read once per sweep, a few thousand rows at a time."""
-    oldest = sys.maxsize
+def _oldest_named_event(session: Session) -> int | None:
+    """The oldest change event a message still waiting names (its digest is written from them when it leaves); None
+    when none waits. Read once per sweep, a few thousand rows at a time."""
+    oldest: int | None = None
     query = select(OutboxRow.event_ids).where(OutboxRow.status.in_(WAITING), OutboxRow.event_ids != "")
     for value in session.scalars(query.execution_options(yield_per=5000)):
-        oldest = min(oldest, *event_ids(value))
+        named = event_ids(value)
+        if named:
+            oldest = min(named) if oldest is None else min(oldest, *named)
     return oldest
 
 
