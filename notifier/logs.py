@@ -3,9 +3,9 @@ line on standard error, for a machine to read.
 
 A JSON line holds at least `time` (UTC, ISO 8601, milliseconds), `level`, `logger`, `message`, the process `role`
 (web, clock, worker or the command's name) and `process` (its id), then `exception` when there is a traceback and
-whatever a caller passed in `extra` under FIELDS (the access log's method, route, status and duration; an outbox
-row's id). The masking filter (`notifier.masking.MaskingFilter`) runs before any formatter, so a JSON line is
-masked exactly as a plain one is.
+whatever a caller passed in `extra` under FIELDS (the access log's method, path, status and duration; an outbox
+row's id, a message's reference). The masking filter (`notifier.masking.MaskingFilter`) runs before any formatter,
+so a JSON line is masked exactly as a plain one is; the extra fields, which the filter does not see, are masked here.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ import os
 import sys
 from datetime import UTC, datetime
 
+from notifier.masking import redact
+
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # Attributes a caller may add to a record with `extra=` that a JSON line carries (none holds personal data).
-FIELDS = ("request_id", "outbox_id", "method", "route", "path", "status", "duration_ms")
+FIELDS = ("request_id", "outbox_id", "reference", "method", "route", "path", "status", "duration_ms")
 
 
 def wants_json(value: str | None = None) -> bool:
@@ -46,7 +48,7 @@ class JsonFormatter(logging.Formatter):
         for name in FIELDS:
             value = getattr(record, name, None)
             if value is not None:
-                line[name] = value
+                line[name] = redact(value) if isinstance(value, str) else value  # extras skip the filter
         if record.exc_info and not record.exc_text:
             record.exc_text = self.formatException(record.exc_info)
         if record.exc_text:

@@ -58,11 +58,13 @@ class Channel(ABC):
             receipt = self._send(message)
         except DeliveryError as error:
             self._measure(started, _outcome(error))
-            log.warning("%s to %s failed (%s): %s", self.name, mask(message.to), type(error).__name__, error)
+            log.warning("%s to %s failed (%s): %s", self.name, mask(message.to), type(error).__name__, error,
+                        extra={"reference": message.reference})
             raise
         except Exception as error:  # anything else is this one message's problem, never the whole drain's
             self._measure(started, "message")
-            log.warning("%s to %s could not be sent: %s", self.name, mask(message.to), type(error).__name__)
+            log.warning("%s to %s could not be sent: %s", self.name, mask(message.to), type(error).__name__,
+                        extra={"reference": message.reference})
             raise MessageError(f"{type(error).__name__}: {error}"[:500]) from error
         self._measure(started, "sent")
         log.debug("%s to %s sent as %s in %.0f ms", self.name, mask(message.to), receipt.provider_id,
