@@ -26,7 +26,6 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from notifier import metrics
 from notifier.config import Settings
 from notifier.db import make_engine, make_sessionmaker, utcnow
 from notifier.delivery import health, retention, totals
@@ -38,6 +37,7 @@ from notifier.status import cycle, published
 from notifier.status.cycle import AfterRecord, CycleResult
 from notifier.subscribers import signup
 from notifier.subscribers.models import Contact, ContactStatus
+from notifier.telemetry import metrics
 
 log = logging.getLogger(__name__)
 

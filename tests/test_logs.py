@@ -6,8 +6,8 @@ import io
 import json
 import logging
 
-from notifier.logs import JsonFormatter
 from notifier.masking import MaskingFilter
+from notifier.telemetry.logs import JsonFormatter
 
 ADDRESS = "parent.json@example.org"
 

@@ -6,7 +6,7 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from notifier import metrics
+from notifier.telemetry import metrics
 from tests.conftest import free_port
 
 

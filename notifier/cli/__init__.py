@@ -9,10 +9,11 @@ import logging
 
 import click
 
-from notifier import logs, masking
+from notifier import masking
 from notifier.cli import boards, channels, database, processes, retention, staff, status, subscribers, webhooks
 from notifier.config import Settings, log_secrets
 from notifier.errors import ConfigError
+from notifier.telemetry import logs
 
 
 def secrets() -> list[str]:

@@ -57,9 +57,9 @@ def tick() -> None:
 def worker(once: bool) -> None:
     """Send from the outbox beside the clock, under the sender's shared rate; any number of workers, any hosts."""
     from notifier import clock as clock_process
-    from notifier import metrics
     from notifier.db import make_engine, make_sessionmaker
     from notifier.delivery.senders import SenderRefused
+    from notifier.telemetry import metrics
 
     config = settings()
     sessions = make_sessionmaker(make_engine(config.database_url))

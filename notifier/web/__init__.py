@@ -13,9 +13,10 @@ from flask import Flask
 from flask_babel import Babel
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from notifier import i18n, logs, masking
+from notifier import i18n, masking
 from notifier.config import ROOT, Settings, log_secrets
 from notifier.formatting import install_filters
+from notifier.telemetry import logs
 from notifier.web.security import csrf, install_headers
 from notifier.web.services import Services, current_language, select_language
 

@@ -6,7 +6,7 @@ handlers once the app is built; this class masks before formatting, so nothing d
 and puts a masking filter of its own on gunicorn's handlers for the master's lines.
 
 With NOTIFIER_LOG_FORMAT=json, gunicorn's own lines and its access lines are JSON objects on standard error like
-every other line (`notifier.logs`); an access line also carries `method`, `path` (masked), `status` and
+every other line (`notifier.telemetry.logs`); an access line also carries `method`, `path` (masked), `status` and
 `duration_ms`.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 
 from gunicorn.glogging import Logger
 
-from notifier import logs
 from notifier.masking import MaskingFilter, redact
+from notifier.telemetry import logs
 
 
 class RedactingLogger(Logger):

@@ -1,7 +1,7 @@
 """GET /metrics: Prometheus' text format, for the on-call person's graphs and alerts (docs/operating.md).
 
 Two kinds of figures: the shared ones, read from the database (`delivery.figures`, kept CACHE_SECONDS so frequent
-scrapes cost one read), and this process's own (`notifier.metrics`: request latency by route, provider latency
+scrapes cost one read), and this process's own (`notifier.telemetry.metrics`: request latency by route, provider latency
 and push-backs), added up over every gunicorn worker in multiprocess mode.
 
 Guarded: with NOTIFIER_METRICS_TOKEN set, only `Authorization: Bearer <token>` (compared in constant time) gets
@@ -22,10 +22,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from sqlalchemy.orm import Session, sessionmaker
 
-from notifier import metrics
 from notifier.db import utcnow
 from notifier.delivery import figures
 from notifier.delivery.outbox import RowStatus
+from notifier.telemetry import metrics
 from notifier.web.services import services
 
 bp = Blueprint("metrics", __name__)

@@ -13,9 +13,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from notifier import metrics
 from notifier.errors import AccountError, DeliveryError, MessageError, TemporaryDeliveryError
 from notifier.masking import mask
+from notifier.telemetry import metrics
 
 log = logging.getLogger(__name__)
 
