@@ -31,6 +31,7 @@ from notifier.web.services import services
 bp = Blueprint("metrics", __name__)
 
 CACHE_SECONDS = 5.0
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})  # any other: "other"
 PROXY_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-Ip")
 
 
@@ -82,7 +83,8 @@ def install(app: Flask) -> None:
         started = g.get("metrics_started")
         if started is not None:
             rule = request.url_rule.rule if request.url_rule is not None else "unmatched"
-            metrics.REQUEST_SECONDS.labels(rule, request.method).observe(time.perf_counter() - started)
+            method = request.method if request.method in METHODS else "other"  # a client picks it: bound the labels
+            metrics.REQUEST_SECONDS.labels(rule, method).observe(time.perf_counter() - started)
         return response
 
 

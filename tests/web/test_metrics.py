@@ -64,6 +64,14 @@ def test_request_latency_is_labelled_by_route_not_by_url(client):
     assert "/boards/tdsb" not in routes
 
 
+def test_a_method_a_client_made_up_adds_no_label_of_its_own(client):
+    client.open("/boards/tdsb", method="BREW")
+    found = samples(client.get("/metrics"))
+    methods = {dict(labels).get("method") for name, labels in found
+               if name == "notifier_request_duration_seconds_count"}
+    assert "BREW" not in methods and "other" in methods
+
+
 def test_outbox_gauges_move_during_a_fan_out_and_return_to_zero(fresh, run, subscribe, boards, sessions,
                                                                  fast_settings):
     client = fresh.test_client()
