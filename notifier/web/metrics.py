@@ -12,6 +12,7 @@ X-Forwarded-* or Forwarded header: a local reverse proxy would otherwise make ev
 from __future__ import annotations
 
 import hmac
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from ipaddress import ip_address
 from flask import Blueprint, Flask, Response, current_app, g, request
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.db import utcnow
@@ -29,6 +31,7 @@ from notifier.telemetry import metrics
 from notifier.web.services import services
 
 bp = Blueprint("metrics", __name__)
+log = logging.getLogger(__name__)
 
 CACHE_SECONDS = 5.0
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})  # any other: "other"
@@ -107,8 +110,12 @@ class _Cache:
     def get(self, sessions: sessionmaker[Session], keep: float) -> _Fixed:
         with self.lock:
             if time.monotonic() - self.at >= keep:
-                with sessions() as session:
-                    self.families = list(_families(figures.read(session, utcnow())))
+                try:
+                    with sessions() as session:
+                        self.families = [*_families(figures.read(session, utcnow())), _database_up(1)]
+                except SQLAlchemyError as error:  # still serve this process's figures, and say why the rest is missing
+                    log.warning("metrics: the database did not answer (%s)", type(error).__name__)
+                    self.families = [_database_up(0)]
                 self.at = time.monotonic()
             return _Fixed(self.families)
 
@@ -119,6 +126,11 @@ class _Fixed:
 
     def collect(self) -> Iterator[Metric]:
         yield from self.families
+
+
+def _database_up(value: int) -> Metric:
+    return GaugeMetricFamily("notifier_database_up", "1 when the database answered the last read of the shared figures",
+                             value=value)
 
 
 def _families(read: figures.Figures) -> Iterator[Metric]:

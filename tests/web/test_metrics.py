@@ -102,3 +102,17 @@ def test_database_figures_are_kept_a_few_seconds(client, subscribe):
     again = samples(client.get("/metrics"))
     active = ("notifier_subscribers", (("channel", "email"), ("state", "active")))
     assert again[active] == first[active]
+
+
+def test_metrics_still_answer_when_the_database_does_not(fresh):
+    from notifier.db import make_engine, make_sessionmaker
+
+    services = fresh.extensions["notifier"]
+    services.sessions = make_sessionmaker(make_engine("postgresql+psycopg://nobody@127.0.0.1:1/none"))
+    found = samples(fresh.test_client().get("/metrics"))
+    assert found[("notifier_database_up", ())] == 0
+    assert not any(name == "notifier_outbox_messages" for name, _ in found)
+
+
+def test_metrics_say_the_database_answered(client):
+    assert samples(client.get("/metrics"))[("notifier_database_up", ())] == 1
