@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from notifier.delivery import health, totals
 from notifier.delivery.channels.base import EMAIL, SMS, WEBHOOK
-from notifier.delivery.outbox import OutboxRow, RowStatus
+from notifier.delivery.outbox import Failure, OutboxRow, RowStatus
 from notifier.status.history import last_cycle
 from notifier.subscribers.models import Contact, ContactStatus
 
@@ -56,8 +56,10 @@ def read(session: Session, now: datetime) -> Figures:
             if oldest.get(channel) else 0.0
         figures.paused[channel] = channel in paused
     figures.settled = totals.settled(session)
-    for channel in channels:
+    for channel in channels:  # every series from zero, so that rate() sees the first message
         figures.settled.setdefault((channel, RowStatus.SENT.value, ""), 0)
+        for reason in Failure:
+            figures.settled.setdefault((channel, RowStatus.FAILED.value, reason.value), 0)
     for channel, status, count in session.execute(
             select(Contact.channel, Contact.status, func.count()).group_by(Contact.channel, Contact.status)):
         figures.contacts[(channel, status)] += count
