@@ -21,20 +21,23 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.config import Settings
 from notifier.db import make_engine, make_sessionmaker, utcnow
-from notifier.delivery import health
+from notifier.delivery import health, retention, totals
 from notifier.delivery.drain import DrainStats, SendingLoop, drain
-from notifier.delivery.outbox import ClockState
+from notifier.delivery.outbox import ClockState, OutboxRow
 from notifier.delivery.senders import SenderRefused
 from notifier.notices import compose, planning, reminders, webhooks
 from notifier.status import cycle, published
 from notifier.status.cycle import AfterRecord, CycleResult
 from notifier.subscribers import signup
+from notifier.subscribers.models import Contact, ContactStatus
+from notifier.telemetry import metrics
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +92,15 @@ def tick(settings: Settings, sessions: sessionmaker[Session] | None = None, deli
         except SenderRefused as refused:
             log.info("not sending from this tick: %s", refused)
     return result
+
+
+def purge_unconfirmed(session: Session, now: datetime) -> int:
+    """Delete sign-ups left unconfirmed for 7 days (`signup.purge_unconfirmed`); their confirmations, which go with
+    them (the outbox rows cascade), are kept in the sent and failed totals first. Returns how many contacts went."""
+    leaving = select(Contact.id).where(Contact.status == ContactStatus.PENDING.value,
+                                       Contact.created_at < now - timedelta(days=signup.UNCONFIRMED_DAYS))
+    totals.fold(session, OutboxRow.contact_id.in_(leaving))
+    return signup.purge_unconfirmed(session, now)
 
 
 def paused_lines(sessions: sessionmaker[Session]) -> list[str]:
@@ -148,9 +160,14 @@ class Clock:
     def purge_unconfirmed(self) -> None:
         """Delete sign-ups left unconfirmed for 7 days (they never received anything but their confirmation)."""
         with self.sessions() as session, session.begin():
-            removed = signup.purge_unconfirmed(session, utcnow())
+            removed = purge_unconfirmed(session, utcnow())
         if removed:
             log.info("deleted %d sign-up(s) left unconfirmed for %d days", removed, signup.UNCONFIRMED_DAYS)
+
+    def sweep(self) -> None:
+        """Delete settled messages, receipts and history older than NOTIFIER_RETENTION_DAYS (once a night)."""
+        swept = retention.sweep(self.sessions, self.settings.retention_days)
+        log.info("%s", swept.line(self.settings.retention_days))
 
     def poll_wakeup(self) -> None:
         requested = wakeups(self.sessions)
@@ -161,7 +178,8 @@ class Clock:
 
 
 def build_scheduler(settings: Settings, clock: Clock):
-    """The BlockingScheduler and its jobs: the regular cycle, the daily summary, the wake-up poll, the purge."""
+    """The BlockingScheduler and its jobs: the regular cycle, the daily summary, the wake-up poll, the purge, the
+    retention sweep."""
     from apscheduler.schedulers.blocking import BlockingScheduler
     from apscheduler.triggers.cron import CronTrigger
 
@@ -178,6 +196,8 @@ def build_scheduler(settings: Settings, clock: Clock):
                       **{**defaults, "misfire_grace_time": POLL_SECONDS * 5})
     scheduler.add_job(clock.purge_unconfirmed, CronTrigger(hour=3, minute=15, timezone="America/Toronto"),
                       id="purge-unconfirmed", **defaults)
+    scheduler.add_job(clock.sweep, CronTrigger(hour=3, minute=40, timezone="America/Toronto"), id="retention",
+                      **defaults)
     scheduler.add_job(clock.heartbeat, "interval", seconds=HEARTBEAT_SECONDS, id="heartbeat", **defaults)
     return scheduler
 
@@ -192,6 +212,7 @@ def main(settings: Settings) -> None:
     import signal
 
     quiet_scheduler_log()
+    metrics.serve(settings.metrics_address, "clock")
     sessions = make_sessionmaker(make_engine(settings.database_url))
     loop = sending_loop(settings, sessions, "clock") if settings.clock_sends else None
     clock = Clock(settings, sessions, planned=loop.wake if loop is not None else None)

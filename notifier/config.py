@@ -17,6 +17,8 @@ from urllib.parse import urlsplit
 from notifier.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_RETENTION_DAYS = 400
+MINIMUM_RETENTION_DAYS = 365  # MFIPPA (O. Reg. 823): personal information that was used is kept at least a year
 INSTANCE = ROOT / "instance"
 
 
@@ -67,6 +69,10 @@ class Settings:
     webhook_timeout: float = 5.0
     webhook_per_second: float = 10.0
     webhooks_per_board: int = 5
+    metrics_token: str | None = None  # Bearer token for /metrics; None: loopback only
+    metrics_address: tuple[str, int] | None = None  # clock and worker serve their figures here (host, port)
+    log_format: str = "text"  # or "json": one JSON object a line on standard error
+    retention_days: int = DEFAULT_RETENTION_DAYS
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -120,6 +126,10 @@ class Settings:
             webhook_timeout=_number(env, "NOTIFIER_WEBHOOK_TIMEOUT", 5.0, minimum=0.1, maximum=30),
             webhook_per_second=_number(env, "NOTIFIER_WEBHOOK_PER_SECOND", 10.0, minimum=0.01),
             webhooks_per_board=int(_number(env, "NOTIFIER_WEBHOOKS_PER_BOARD", 5, minimum=1, maximum=1000)),
+            metrics_token=(env.get("NOTIFIER_METRICS_TOKEN") or "").strip() or None,
+            metrics_address=_metrics_address(env),
+            log_format=_log_format(env),
+            retention_days=_retention_days(env, debug),
             **twilio,
         )
         _check_lease(settings)
@@ -146,8 +156,8 @@ class Settings:
 
 def log_secrets(settings: Settings) -> list[str]:
     """The secrets no log line may hold: the Twilio auth token, the SMTP and Redis passwords, the secret key, the
-    health token."""
-    found = [settings.twilio_auth_token, settings.secret_key, settings.health_token]
+    health and metrics tokens."""
+    found = [settings.twilio_auth_token, settings.secret_key, settings.health_token, settings.metrics_token]
     for url in (settings.smtp_url, settings.redis_url, settings.database_url):
         if url:
             try:
@@ -192,6 +202,35 @@ def _whole(env: Mapping[str, str], name: str, default: int, maximum: int) -> int
 def _threads(env: Mapping[str, str], name: str) -> int | None:
     """Sending threads per process, 1 to 64; None when unset (enough for the rate: `delivery.sending.limits`)."""
     return int(_number(env, name, 0, minimum=1, maximum=64)) or None
+
+
+def _metrics_address(env: Mapping[str, str]) -> tuple[str, int] | None:
+    """NOTIFIER_METRICS_PORT as PORT (loopback) or HOST:PORT; None when unset."""
+    name = "NOTIFIER_METRICS_PORT"
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return None
+    host, _, port = raw.rpartition(":")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"{name}={raw!r}: expected a port such as 9101, or HOST:PORT such as 0.0.0.0:9101")
+    return (host.strip("[]") or "127.0.0.1", int(port))
+
+
+def _log_format(env: Mapping[str, str]) -> str:
+    raw = (env.get("NOTIFIER_LOG_FORMAT") or "text").strip().lower()
+    if raw not in ("text", "json"):
+        raise ConfigError(f"NOTIFIER_LOG_FORMAT={raw!r}: expected text or json")
+    return raw
+
+
+def _retention_days(env: Mapping[str, str], debug: bool) -> int:
+    """Days settled deliveries and history are kept; below a year only in development (NOTIFIER_DEBUG)."""
+    name = "NOTIFIER_RETENTION_DAYS"
+    days = _whole(env, name, DEFAULT_RETENTION_DAYS, maximum=36500)
+    if days < MINIMUM_RETENTION_DAYS and not debug:
+        raise ConfigError(f"{name}={days}: must be at least {MINIMUM_RETENTION_DAYS} (personal information that "
+                          "was used is kept at least a year, MFIPPA); shorter only with NOTIFIER_DEBUG=1")
+    return max(days, 1)
 
 
 def _url(env: Mapping[str, str], name: str, required: bool) -> str | None:

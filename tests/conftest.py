@@ -23,7 +23,7 @@ from notifier import migrate
 from notifier.clock import cycle_steps
 from notifier.config import ROOT, Settings
 from notifier.db import Base, make_engine, make_sessionmaker
-from notifier.delivery import health, outbox, senders  # noqa: F401 - every module that declares tables
+from notifier.delivery import health, outbox, senders, totals  # noqa: F401 - every module that declares tables
 from notifier.delivery.outbox import OutboxRow
 from notifier.staff import models as staff_models  # noqa: F401
 from notifier.status import cycle, history  # noqa: F401

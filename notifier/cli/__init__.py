@@ -10,9 +10,10 @@ import logging
 import click
 
 from notifier import masking
-from notifier.cli import boards, channels, database, processes, staff, status, subscribers, webhooks
+from notifier.cli import boards, channels, database, processes, retention, staff, status, subscribers, webhooks
 from notifier.config import Settings, log_secrets
 from notifier.errors import ConfigError
+from notifier.telemetry import logs
 
 
 def secrets() -> list[str]:
@@ -24,14 +25,15 @@ def secrets() -> list[str]:
 
 
 @click.group()
-def cli() -> None:
+@click.pass_context
+def cli(context: click.Context) -> None:
     """notifier: school status for Ontario parents during labour disruptions."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(context.invoked_subcommand or "command")
     logging.getLogger("alembic").setLevel(logging.WARNING)
     masking.install(secrets())
 
 
 for command in (boards.check, boards.boards_group, processes.web, processes.clock, processes.tick, processes.worker,
                 database.db, status.status, channels.channels, staff.staff_group, subscribers.subscribers,
-                webhooks.webhooks_group):
+                webhooks.webhooks_group, retention.retention_group):
     cli.add_command(command)

@@ -59,6 +59,7 @@ def worker(once: bool) -> None:
     from notifier import clock as clock_process
     from notifier.db import make_engine, make_sessionmaker
     from notifier.delivery.senders import SenderRefused
+    from notifier.telemetry import metrics
 
     config = settings()
     sessions = make_sessionmaker(make_engine(config.database_url))
@@ -68,6 +69,7 @@ def worker(once: bool) -> None:
             return
         loop = clock_process.sending_loop(config, sessions, "worker")
         loop.start()
+        metrics.serve(config.metrics_address, "worker")
     except SenderRefused as refused:
         raise click.ClickException(f"worker: {refused}") from None
     stopping = threading.Event()

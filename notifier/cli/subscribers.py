@@ -13,7 +13,7 @@ from notifier.cli.settings import settings
 from notifier.db import make_engine, make_sessionmaker, transaction, utcnow
 from notifier.formatting import spreadsheet_safe
 from notifier.notices import invitations
-from notifier.subscribers import consent, importer, signup
+from notifier.subscribers import consent, importer
 
 
 @click.group("subscribers")
@@ -78,7 +78,9 @@ def export_consent(output: Path | None) -> None:
 @subscribers.command("purge-unconfirmed")
 def purge_unconfirmed() -> None:
     """Delete sign-ups left unconfirmed for 7 days (run daily; consent records are kept)."""
+    from notifier import clock
+
     sessions = make_sessionmaker(make_engine(settings().database_url))
     with transaction(sessions) as session:
-        count = signup.purge_unconfirmed(session, utcnow())
+        count = clock.purge_unconfirmed(session, utcnow())
     click.echo(f"{count} unconfirmed contact(s) deleted")

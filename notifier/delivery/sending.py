@@ -229,7 +229,8 @@ def record_temporary(sessions: sessionmaker[Session], settings: Settings, job: J
         values["due_at"] = utcnow() + backoff(attempts, settings.retry_base_seconds)
     _settle(sessions, job.row_id, token, values)
     if give_up:
-        log.error("%s to %s failed %d times; giving up: %s", job.channel, mask(job.address), attempts, error)
+        log.error("%s to %s failed %d times; giving up: %s", job.channel, mask(job.address), attempts, error,
+                  extra={"outbox_id": job.row_id})
     return FAILED if give_up else RETRYING
 
 
@@ -242,7 +243,8 @@ def record_uncertain(sessions: sessionmaker[Session], job: Job, token: str, erro
 
 def record_failed(sessions: sessionmaker[Session], job: Job, token: str, failure: Failure, reason: str) -> None:
     """Fail this row alone, with the reason (the contact is not marked)."""
-    log.warning("%s to %s failed for good (%s): %s", job.channel, mask(job.address), failure.value, reason[:200])
+    log.warning("%s to %s failed for good (%s): %s", job.channel, mask(job.address), failure.value, reason[:200],
+                extra={"outbox_id": job.row_id})
     _settle(sessions, job.row_id, token, {"status": RowStatus.FAILED.value, "last_error": reason[:500],
                                           "failure": failure.value, "payload": None})
 

@@ -6,7 +6,6 @@ concern. It never starts a scheduler: the clock is its own process (`python -m n
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any
 
@@ -17,6 +16,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from notifier import i18n, masking
 from notifier.config import ROOT, Settings, log_secrets
 from notifier.formatting import install_filters
+from notifier.telemetry import logs
 from notifier.web.security import csrf, install_headers
 from notifier.web.services import Services, current_language, select_language
 
@@ -26,7 +26,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     overrides = dict(test_config or {})
     env_overrides = {k: str(v) for k, v in overrides.items() if k.startswith(("NOTIFIER_", "TWILIO_"))}
     settings = Settings.from_env({**os.environ, **env_overrides})
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure("web", settings.log_format == "json")
     masking.install(log_secrets(settings))  # every handler, gunicorn's included: no address or token in a log
 
     app = Flask(
@@ -64,6 +64,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         dev,
         health,
         manage,
+        metrics,
         public,
         staff,
         subscribe,
@@ -73,7 +74,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         widgets,
     )
 
-    for module in (public, calendar, widgets, api, health, subscribe, manage, twilio_inbound, twilio_status, staff,
-                   webhook_owner, dev):
+    for module in (public, calendar, widgets, api, health, metrics, subscribe, manage, twilio_inbound, twilio_status,
+                   staff, webhook_owner, dev):
         app.register_blueprint(module.bp)
+    metrics.install(app)
     return app

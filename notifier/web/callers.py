@@ -9,7 +9,7 @@ import ipaddress
 from flask import request
 
 # Headers a proxy adds when it relays someone else's request (nginx's X-Real-IP included).
-FORWARDING_HEADERS = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
+FORWARDING_HEADERS = ("X-Forwarded-For", "Forwarded", "X-Real-IP", "X-Forwarded-Host", "X-Forwarded-Proto")
 
 
 def socket_peer() -> str | None:

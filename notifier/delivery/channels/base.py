@@ -13,8 +13,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from notifier.errors import DeliveryError, MessageError
+from notifier.errors import AccountError, DeliveryError, MessageError, TemporaryDeliveryError
 from notifier.masking import mask
+from notifier.telemetry import metrics
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +57,25 @@ class Channel(ABC):
         try:
             receipt = self._send(message)
         except DeliveryError as error:
-            log.warning("%s to %s failed (%s): %s", self.name, mask(message.to), type(error).__name__, error)
+            self._measure(started, _outcome(error))
+            log.warning("%s to %s failed (%s): %s", self.name, mask(message.to), type(error).__name__, error,
+                        extra={"reference": message.reference})
             raise
         except Exception as error:  # anything else is this one message's problem, never the whole drain's
-            log.warning("%s to %s could not be sent: %s", self.name, mask(message.to), type(error).__name__)
+            self._measure(started, "message")
+            log.warning("%s to %s could not be sent: %s", self.name, mask(message.to), type(error).__name__,
+                        extra={"reference": message.reference})
             raise MessageError(f"{type(error).__name__}: {error}"[:500]) from error
+        self._measure(started, "sent")
         log.debug("%s to %s sent as %s in %.0f ms", self.name, mask(message.to), receipt.provider_id,
                   (time.monotonic() - started) * 1000)
         return receipt
+
+    def _measure(self, started: float, outcome: str) -> None:
+        """The provider's time for this message, and a push-back when it refused us for now or for good."""
+        metrics.PROVIDER_SECONDS.labels(self.name, outcome).observe(time.monotonic() - started)
+        if outcome in ("temporary", "account"):
+            metrics.PUSHBACKS.labels(self.name, outcome).inc()
 
     def send_many(self, messages: Iterable[Message]) -> Iterator[tuple[Message, Receipt | DeliveryError]]:
         """Send several messages over one session (one SMTP connection, for instance); yields each outcome."""
@@ -88,3 +100,12 @@ class Channel(ABC):
     @abstractmethod
     def _send(self, message: Message) -> Receipt:
         """Hand one message to the provider; raise Temporary/PermanentDeliveryError on failure."""
+
+
+def _outcome(error: DeliveryError) -> str:
+    """A refusal's kind, as the metrics label it: temporary, account, recipient or message."""
+    if isinstance(error, TemporaryDeliveryError):
+        return "temporary"
+    if isinstance(error, AccountError):
+        return "account"
+    return "message" if isinstance(error, MessageError) else "recipient"
