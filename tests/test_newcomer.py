@@ -91,3 +91,16 @@ def test_every_install_announces_itself(target, announcement):
     result = subprocess.run(["make", "-n", "-B", target], cwd=ROOT, capture_output=True, text=True, timeout=60,
                             check=False)
     assert announcement in result.stdout
+
+
+def test_make_run_on_another_port_gives_every_process_links_to_that_port():
+    dry = make("-n", "run", env={"PORT": "5302"})
+    assert dry.returncode == 0, dry.stderr
+    honcho = next(line for line in dry.stdout.splitlines() if "honcho start" in line)
+    assert "NOTIFIER_BASE_URL='http://localhost:5302' " in honcho
+
+
+def test_make_run_keeps_a_base_url_that_is_given():
+    dry = make("-n", "run", env={"PORT": "5302", "NOTIFIER_BASE_URL": "https://status.example.org"})
+    honcho = next(line for line in dry.stdout.splitlines() if "honcho start" in line)
+    assert "NOTIFIER_BASE_URL='https://status.example.org' " in honcho
