@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-export NOTIFIER_DEBUG ?= 1
+# Debug mode is make run's alone (NOTIFIER_DEBUG=1 there unless given): every other target runs a command exactly as
+# `.venv/bin/python -m notifier …` does in the same shell.
 # make run serves this machine only (debug pages such as /dev/outbox hold working links); WEB_HOST=0.0.0.0 to share.
 WEB_HOST ?= 127.0.0.1
 
@@ -18,7 +19,7 @@ VNU_STAMP := $(VNU_DIR)/vnu-jar-$(VNU_VERSION).installed
 RUN_BASE_URL = $(or $(NOTIFIER_BASE_URL),http://localhost:$(or $(PORT),5000))
 run: $(VENV)/.runtime
 	$(BIN)/python -m notifier db upgrade
-	WEB_HOST=$(WEB_HOST) NOTIFIER_BASE_URL='$(RUN_BASE_URL)' PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start web clock
+	WEB_HOST=$(WEB_HOST) NOTIFIER_DEBUG='$(or $(NOTIFIER_DEBUG),1)' NOTIFIER_BASE_URL='$(RUN_BASE_URL)' PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start web clock
 
 ## make test: the whole suite but the slow fault-injection tests (the browser tests use Debian's chromium and the
 ## HTML validity tests the W3C Nu HTML checker, both installed here if missing)
