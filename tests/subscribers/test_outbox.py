@@ -182,3 +182,13 @@ def test_a_proxy_on_this_machine_forwarding_another_caller_does_not_open_the_out
         assert response.status_code == 404
     finally:
         app.extensions["notifier"].engine.dispose()
+
+
+def test_a_french_reply_is_in_the_outbox_once_in_french(local_app, settings):
+    from notifier.delivery.channels.local import read_outbox
+
+    client = local_app(debug=True).test_client()
+    _text_sign_up(client, language="fr")
+    _reply(client, "AIDE")
+    replies = [m for m in read_outbox(settings.outbox_dir) if m["reference"].startswith("reply-")]
+    assert [(m["to"], m["language"]) for m in replies] == [(PHONE, "fr")]
