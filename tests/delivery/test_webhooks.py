@@ -276,3 +276,14 @@ def test_a_webhook_left_in_flight_by_a_dead_sender_is_sent_again_with_the_same_i
     (request,) = webhook_receiver.requests
     assert request.headers["webhook-id"] == row.digest_key
     assert _webhook_rows(sessions)[0].status == "sent"
+
+
+def test_every_time_in_the_json_is_utc_as_documented(run, sessions, boards, webhook_receiver):
+    add_webhook(sessions, webhook_receiver.url)
+    run()
+    boards.update("tdsb", status="closed", effective="2026-11-23T09:00:00-05:00")
+    run(LATER)
+    (request,) = webhook_receiver.requests
+    document = json.loads(request.body)
+    assert document["timestamp"].endswith("Z")
+    assert document["data"]["effective_from"] == "2026-11-23T14:00:00Z"
