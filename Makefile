@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-export NOTIFIER_DEBUG ?= 1
+# Debug mode is make run's alone (NOTIFIER_DEBUG=1 there unless given): every other target runs a command exactly as
+# `.venv/bin/python -m notifier …` does in the same shell.
 # make run serves this machine only (debug pages such as /dev/outbox hold working links); WEB_HOST=0.0.0.0 to share.
 WEB_HOST ?= 127.0.0.1
 
@@ -13,9 +14,12 @@ VNU_STAMP := $(VNU_DIR)/vnu-jar-$(VNU_VERSION).installed
 .PHONY: run test test-faults lint bench clean browser java vnu
 
 ## make run: create the virtualenv, apply migrations, start the web app and the clock (Procfile, via honcho)
+## PORT=5302 make run serves on another port; every link (emails, texts, snippets) follows it unless
+## NOTIFIER_BASE_URL is set. Set here for both processes: honcho gives each process type a PORT of its own.
+RUN_BASE_URL = $(or $(NOTIFIER_BASE_URL),http://localhost:$(or $(PORT),5000))
 run: $(VENV)/.runtime
 	$(BIN)/python -m notifier db upgrade
-	WEB_HOST=$(WEB_HOST) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start web clock
+	WEB_HOST=$(WEB_HOST) NOTIFIER_DEBUG='$(or $(NOTIFIER_DEBUG),1)' NOTIFIER_BASE_URL='$(RUN_BASE_URL)' PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start web clock
 
 ## make test: the whole suite but the slow fault-injection tests (the browser tests use Debian's chromium and the
 ## HTML validity tests the W3C Nu HTML checker, both installed here if missing)

@@ -219,12 +219,23 @@ def main(settings: Settings) -> None:
     scheduler = build_scheduler(settings, clock)
     if loop is not None:
         loop.start_when_possible()  # the scheduler runs either way: planning must not wait for sending
-    signal.signal(signal.SIGTERM, lambda *_: scheduler.shutdown(wait=False))
+    stopping = threading.Event()
+
+    def stop(*_: object) -> None:
+        stopping.set()
+        if scheduler.running:
+            scheduler.shutdown(wait=False)
+
+    # Handlers of its own for both: a process started in the background of a script inherits SIGINT as ignored, and
+    # Python then installs no KeyboardInterrupt for it, so Ctrl-C (or a test's SIGINT) would leave the clock running.
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, stop)
     log.info("clock started: a cycle every %s s on %s, daily summaries at %s America/Toronto; %s",
              settings.check_interval, settings.boards_file, settings.daily_digest_at.strftime("%H:%M"),
              "sending here too" if loop else "sending left to worker processes (NOTIFIER_CLOCK_SENDS=0)")
     try:
-        scheduler.start()
+        if not stopping.is_set():
+            scheduler.start()
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:

@@ -43,14 +43,28 @@ def compile_catalogues(root: Path = TRANSLATIONS) -> None:
                 for message in read_po(handle, locale=folder.name):
                     if message.id and message.string and not message.fuzzy:
                         merged[message.id] = message
-        target.parent.mkdir(exist_ok=True)
+        tmp = None
         try:
-            fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+            target.parent.mkdir(exist_ok=True)
+            # A file of its own, renamed over the target in one step: a process compiling at the same moment (two
+            # test workers, the web app and the clock of a fresh clone) never reads or leaves a half-written one.
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".messages-", suffix=".tmp")
             with os.fdopen(fd, "wb") as handle:
                 write_mo(handle, merged)
+            os.chmod(tmp, 0o644 & ~_umask())  # mkstemp makes it 0600: other users' processes serve it too
             os.replace(tmp, target)
+            tmp = None
         except OSError as error:  # a read-only deploy with a stale .mo: keep serving the one there
             log.warning("could not compile %s: %s", target, error)
+        finally:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 @cache

@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 
 from notifier.clock import Clock, build_scheduler, request_wakeup
 from notifier.status.history import Cycle
+from tests.support.signals import started_with_sigint_ignored, wait_for_line
 
 
 def cycles(sessions) -> int:
@@ -109,33 +110,39 @@ def test_the_clock_process_logs_no_line_per_job_run(env, tmp_path):
     """The real process for a few seconds, with a cycle every second and the wake-up poll every two: only the start
     (and its sending loop) and the first cycle (which records every board) are worth a line; APScheduler's per-run
     lines are gone."""
-    import os
     import signal
-    import subprocess
-    import sys
     import time
 
-    from notifier.config import ROOT
-
     log = tmp_path / "clock.log"
-    environment = {**os.environ, **env, "NOTIFIER_CHECK_INTERVAL": "1", "NOTIFIER_DEBUG": "0"}
-    with log.open("w") as out:
-        process = subprocess.Popen([sys.executable, "-m", "notifier", "clock"], cwd=ROOT, env=environment,
-                                   stdout=out, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 60  # a busy machine may take a while to import and start
-            while "clock started" not in log.read_text() and time.monotonic() < deadline:
-                time.sleep(0.2)
-            time.sleep(6)  # six cycles and three wake-up polls
-        finally:
-            process.send_signal(signal.SIGINT)
-            process.wait(timeout=20)
+    environment = {**env, "NOTIFIER_CHECK_INTERVAL": "1", "NOTIFIER_DEBUG": "0"}
+    with log.open("w") as out, started_with_sigint_ignored(["clock"], environment, out) as process:
+        wait_for_line(log, "clock started")
+        time.sleep(6)  # six cycles and three wake-up polls
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=20)
     lines = log.read_text().splitlines()
     # (A cycle slower than its one-second interval may still be reported as skipped: a warning worth reading.)
     assert not [line for line in lines if "INFO apscheduler" in line], lines
     assert any("clock started" in line for line in lines)
     said = [line for line in lines if " INFO " in line]  # start, its sending loop's registration, the first cycle
     assert len(said) <= 5, said
+
+
+def test_the_clock_stops_on_sigint_even_when_it_started_with_sigint_ignored(env, sessions, tmp_path):
+    """A script's background job inherits SIGINT as ignored; the clock's own handler still stops it within seconds,
+    its sending registration given back."""
+    import signal
+
+    from notifier.delivery.senders import SenderRow
+
+    log = tmp_path / "clock.log"
+    with log.open("w") as out, started_with_sigint_ignored(["clock"], env, out) as process:
+        assert wait_for_line(log, "sending loop started"), log.read_text()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0, log.read_text()
+    assert "clock stopped" in log.read_text()
+    with sessions() as session:
+        assert [row.stopped_at is not None for row in session.scalars(select(SenderRow))] == [True]
 
 
 def test_a_cycle_records_and_plans_and_returns_without_sending(sessions, fast_settings, boards, twilio_server):
@@ -157,14 +164,10 @@ def test_a_cycle_records_and_plans_and_returns_without_sending(sessions, fast_se
 
 
 def test_the_clock_process_sends_through_its_own_sending_loop(sessions, fast_env, fast_settings, boards,
-                                                              twilio_server):
-    import os
+                                                              twilio_server, tmp_path):
     import signal
-    import subprocess
-    import sys
     import time
 
-    from notifier.config import ROOT
     from notifier.status import cycle
     from tests.conftest import make_subscriber
 
@@ -172,14 +175,13 @@ def test_the_clock_process_sends_through_its_own_sending_loop(sessions, fast_env
     with sessions() as session, session.begin():
         phones = {c.address for _ in range(5) for c in make_subscriber(session, email=None).contacts}
     boards.update("tdsb", status="closed")
-    process = subprocess.Popen([sys.executable, "-m", "notifier", "clock"], cwd=ROOT, env={**os.environ, **fast_env},
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
+    log = tmp_path / "clock.log"
+    with log.open("w") as out, started_with_sigint_ignored(["clock"], fast_env, out) as process:
         deadline = time.monotonic() + 60
         while len(twilio_server.messages) < len(phones) and time.monotonic() < deadline:
             time.sleep(0.2)
-    finally:
         process.send_signal(signal.SIGTERM)
-        _, errors = process.communicate(timeout=60)
+        process.wait(timeout=60)
+    errors = log.read_text()
     assert {m["to"] for m in twilio_server.messages} == phones, errors[-2000:]
     assert "clock stopped" in errors

@@ -91,3 +91,28 @@ def test_every_install_announces_itself(target, announcement):
     result = subprocess.run(["make", "-n", "-B", target], cwd=ROOT, capture_output=True, text=True, timeout=60,
                             check=False)
     assert announcement in result.stdout
+
+
+def test_make_run_on_another_port_gives_every_process_links_to_that_port():
+    dry = make("-n", "run", env={"PORT": "5302"})
+    assert dry.returncode == 0, dry.stderr
+    honcho = next(line for line in dry.stdout.splitlines() if "honcho start" in line)
+    assert "NOTIFIER_BASE_URL='http://localhost:5302' " in honcho
+
+
+def test_make_run_keeps_a_base_url_that_is_given():
+    dry = make("-n", "run", env={"PORT": "5302", "NOTIFIER_BASE_URL": "https://status.example.org"})
+    honcho = next(line for line in dry.stdout.splitlines() if "honcho start" in line)
+    assert "NOTIFIER_BASE_URL='https://status.example.org' " in honcho
+
+
+def test_make_notifier_and_the_virtualenvs_python_behave_the_same(env):
+    """Only `make run` turns debug mode on: a loopback webhook is refused both ways in a checkout."""
+    checkout = {name: value for name, value in env.items() if name != "NOTIFIER_WEBHOOKS_ALLOW_PRIVATE"}
+    args = ["webhooks", "add", "--board", "tdsb", "--url", "http://127.0.0.1:9/hook"]
+    through_make = make("notifier", f"ARGS={shlex.join(args)}", env=checkout)
+    direct = subprocess.run([sys.executable, "-m", "notifier", *args], cwd=ROOT,
+                            env={**{k: v for k, v in os.environ.items() if k != "NOTIFIER_DEBUG"}, **checkout},
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert direct.returncode != 0, direct.stdout + direct.stderr
+    assert through_make.returncode != 0, through_make.stdout + through_make.stderr

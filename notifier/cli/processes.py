@@ -67,13 +67,14 @@ def worker(once: bool) -> None:
         if once:
             clock_process.send_due(config, sessions, kind="worker")
             return
+        stopping = threading.Event()
+        for number in (signal.SIGINT, signal.SIGTERM):  # its own: SIGINT may come inherited as ignored (a script's
+            signal.signal(number, lambda *_: stopping.set())  # background job), and then Python installs none
         loop = clock_process.sending_loop(config, sessions, "worker")
         loop.start()
         metrics.serve(config.metrics_address, "worker")
     except SenderRefused as refused:
         raise click.ClickException(f"worker: {refused}") from None
-    stopping = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     try:
         while not stopping.wait(1.0):
             pass

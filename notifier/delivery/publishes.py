@@ -39,6 +39,12 @@ class Publish:
     version: str | None = None
 
 
+def as_announced(events: list[ChangeEvent]) -> bool:
+    """True when time alone made these changes (an announced period started or ended): nobody published them then,
+    so nobody is credited with them, though the cycle read a version a person published."""
+    return bool(events) and all(event.scheduled for event in events)
+
+
 def covering(event_ids: tuple[int, ...]) -> ColumnElement[bool]:
     """SQL: the outbox row is a parent's message (organisations' webhooks are not counted), covers one of
     `event_ids` and counts (see `COUNTED`)."""

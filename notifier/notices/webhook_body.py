@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 
 from notifier.config import Settings
 from notifier.links import in_language
@@ -63,4 +63,5 @@ def chat_line(board: Board, events: list[Event], language: str, settings: Settin
 
 
 def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
+    """UTC with a Z, as docs/webhooks.md promises (a board's times are written with Toronto's offset)."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")

@@ -10,9 +10,10 @@ import json
 from datetime import datetime
 from typing import Any
 
-from flask import Blueprint, Response, abort, url_for
+from flask import Blueprint, Response, abort, request, url_for
 
 from notifier.config import ROOT
+from notifier.i18n import LANGUAGES
 from notifier.status.boards import Board, Panel, now_toronto
 from notifier.status.history import ChangeEvent, board_history
 from notifier.web.pagecache import respond
@@ -21,6 +22,14 @@ from notifier.web.services import explicit_language, language_in_url, services
 bp = Blueprint("api", __name__, url_prefix="/api")
 
 OPENAPI = ROOT / "docs" / "openapi.json"
+
+
+@bp.before_request
+def only_offered_languages() -> tuple[dict[str, str], int] | None:
+    """`?lang=` other than en or fr is a 400, as docs/openapi.json says (a page falls back; a script should know)."""
+    if request.endpoint != "api.openapi" and "lang" in request.args and request.args["lang"] not in LANGUAGES:
+        return {"error": "unknown-language"}, 400
+    return None
 
 
 @bp.get("/boards")

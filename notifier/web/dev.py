@@ -7,12 +7,9 @@ exist (404), because the outbox holds addresses and working confirmation links, 
 
 from __future__ import annotations
 
-import secrets
-
 from flask import Blueprint, abort, render_template, request
 
-from notifier.delivery.channels import SMS, Message
-from notifier.delivery.channels.local import OutboxChannel, read_outbox
+from notifier.delivery.channels.local import read_outbox
 from notifier.web.callers import is_loopback, socket_peer
 from notifier.web.services import services
 from notifier.web.twilio_inbound import answer
@@ -52,11 +49,7 @@ def reply() -> tuple[str, int]:
     if not parent or not said.strip():
         return render_template("subscribe/outbox.html", messages=read_outbox(settings.outbox_dir)[:SHOWN],
                                words=WORDS, exchange={"from": parent, "said": said, "problem": True}), 400
-    answered = answer(parent, said)
-    if answered:
-        # What Twilio would text back from the TwiML answer: kept in the outbox, so the exchange reads in order.
-        message = Message(channel=SMS, to=parent, text=answered, reference=f"reply-{secrets.token_hex(4)}")
-        OutboxChannel(settings.outbox_dir, SMS).send(message)
+    answered = answer(parent, said)  # which sends the answer through the outbox, in the parent's language
     exchange = {"from": parent, "said": said, "answer": answered, "problem": False}
     return render_template("subscribe/outbox.html", messages=read_outbox(settings.outbox_dir)[:SHOWN],
                            words=WORDS, exchange=exchange), 200

@@ -370,8 +370,10 @@ def publish_list(board_id: str) -> str:
     with services().sessions() as db:
         found = publishes.of_board(db, board_id, PUBLISHES_SHOWN)
         counts = publishes.recipients(db, [publish for publish, _ in found])
-        authors = audit.authors(db, board_id, [publish.version for publish, _ in found if publish.version])
-    return render_template("staff/publishes.html", board=board, publishes=found, counts=counts, authors=authors)
+        credited = [publish for publish, events in found if publish.version and not publishes.as_announced(events)]
+        authors = audit.authors(db, board_id, [publish.version for publish in credited])
+    by = {publish.id: authors[publish.version] for publish in credited if publish.version in authors}
+    return render_template("staff/publishes.html", board=board, publishes=found, counts=counts, by=by)
 
 
 @bp.get("/boards/<board_id>/publishes/<int:publish_id>")
@@ -386,7 +388,8 @@ def publish_report(board_id: str, publish_id: int) -> str:
             abort(404)
         built = report.build(db, publish, utcnow())
         events = publishes.events(db, publish)
-        author = audit.authors(db, board_id, [publish.version] if publish.version else []).get(publish.version or "")
+        credited = publish.version if publish.version and not publishes.as_announced(events) else None
+        author = audit.authors(db, board_id, [credited] if credited else []).get(credited or "")
     figures = [chart.figure(channel, built.start, built.end) for channel in built.channels]
     return render_template("staff/publish_report.html", board=board, report=built, events=events, author=author,
                            figures=figures, style=_time_style(built))

@@ -117,3 +117,17 @@ def test_a_second_sender_without_redis_is_refused_with_a_clear_message(sessions,
         _stop([first])
     with sessions() as session:
         assert all(row.stopped_at is not None for row in session.scalars(select(SenderRow)))
+
+
+def test_a_worker_stops_on_sigint_even_when_it_started_with_sigint_ignored(env, sessions, tmp_path):
+    """A script's background job inherits SIGINT as ignored; the worker's own handler still stops it within
+    seconds, its registration marked stopped."""
+    from tests.support.signals import started_with_sigint_ignored, wait_for_line
+
+    log = tmp_path / "worker.log"
+    with log.open("w") as out, started_with_sigint_ignored(["worker"], env, out) as process:
+        assert wait_for_line(log, "sending loop started"), log.read_text()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0, log.read_text()
+    with sessions() as session:
+        assert [row.stopped_at is not None for row in session.scalars(select(SenderRow))] == [True]

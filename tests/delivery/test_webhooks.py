@@ -452,3 +452,14 @@ def test_a_certificate_for_another_name_is_refused(sessions, tls_receiver, monke
     channel = WebhookChannel(sessions, allow_private=True, timeout=5, verify=bundle)
     with pytest.raises(TemporaryDeliveryError, match="SSLError"):
         channel.send(Message(WEBHOOK, endpoint.public_id, "{}", "webhook-x-4"))
+
+
+def test_every_time_in_the_json_is_utc_as_documented(run, sessions, boards, webhook_receiver):
+    add_webhook(sessions, webhook_receiver.url)
+    run()
+    boards.update("tdsb", status="closed", effective="2026-11-23T09:00:00-05:00")
+    run(LATER)
+    (request,) = webhook_receiver.requests
+    document = json.loads(request.body)
+    assert document["timestamp"].endswith("Z")
+    assert document["data"]["effective_from"] == "2026-11-23T14:00:00Z"

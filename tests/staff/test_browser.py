@@ -145,3 +145,54 @@ def test_calling_off_an_announced_strike_day_on_a_phone(page, live_server, setti
     assert page.get_by_role("heading", name=WORDS[language]["published"]).is_visible()
     axe(page)
     assert document.load(settings.boards_file).status.by_id()["tdsb"].upcoming == ()
+
+
+# Each word of the report's column and row headers that the browser split over two lines, and the on-screen size of
+# each chart label (its font size times the SVG's scale).
+BROKEN_WORDS = """() => {
+  const broken = [];
+  for (const cell of document.querySelectorAll("table th")) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const match of node.data.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+        if (lines.size > 1) broken.push(match[0]);
+      }
+    }
+  }
+  return broken;
+}"""
+LABEL_SIZES = """() => [...document.querySelectorAll("svg.chart text")].map(
+  t => [t.textContent, parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a])"""
+
+
+def test_the_french_publish_report_reads_on_a_390_pixel_phone(page, live_server, settings, sessions, axe,
+                                                            first_cycle):
+    from notifier.db import utcnow
+    from notifier.delivery.drain import drain
+    from notifier.notices import compose, planning
+    from tests.staff.conftest import make_subscriber
+
+    make_staff(sessions, TDSB_STAFF, ["tdsb"])
+    make_subscriber(sessions, "tdsb", "parent@example.org", phone="+16135550123")
+    sign_in(page, live_server, settings, axe, "fr")
+    page.goto(f"{live_server}/staff/boards/tdsb")
+    page.get_by_label(WORDS["fr"]["status"]).select_option("closed")
+    page.get_by_role("button", name=WORDS["fr"]["preview"]).click()
+    page.get_by_role("button", name=WORDS["fr"]["publish"]).click()
+    planning.plan(sessions, settings, utcnow())  # what the clock, woken by the publish, does next
+    drain(sessions, settings, compose.MessageBuilder)
+    page.goto(f"{live_server}/staff/boards/tdsb/publishes?lang=fr")
+    with page.expect_navigation(wait_until="load"):  # its stylesheets too: measured before them, all is wrong
+        page.locator("table.publishes tbody a").first.click()
+    assert page.locator("svg.chart").count() == 2
+    assert page.evaluate(BROKEN_WORDS) == []
+    small = [(text, round(size, 1)) for text, size in page.evaluate(LABEL_SIZES) if size < 12]
+    assert small == [], small
+    wide = page.evaluate("""() => [...document.querySelectorAll('table, th, td, svg')].filter(
+      e => e.getBoundingClientRect().right > 390).map(e => e.outerHTML.slice(0, 80))""")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390, wide
+    axe(page)

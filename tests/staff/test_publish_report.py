@@ -175,3 +175,19 @@ def test_the_list_and_the_report_pass_axe_on_a_phone(page, live_server, settings
     axe(page)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.screenshot(path=str(tmp_path / f"report-{language}.png"), full_page=True)
+
+
+def test_a_change_announced_ahead_taking_effect_is_not_credited_to_a_person(console, settings, sessions, first_cycle):
+    from datetime import timedelta
+
+    from notifier.formatting import TORONTO
+    from notifier.status import cycle
+
+    start = (utcnow() + timedelta(days=2)).astimezone(TORONTO).replace(second=0, microsecond=0)
+    console.edit("tdsb", status="closed", effective=start.strftime("%Y-%m-%dT%H:%M"))
+    cycle.run(sessions, str(settings.boards_file), now=start + timedelta(minutes=1), follow=True)
+    page = console.client.get("/staff/boards/tdsb/publishes").get_data(as_text=True)
+    (taking_effect, announced) = [row[1] for row in table(page, "publishes")]
+    assert (taking_effect, announced) == ("not from the console", "comms@tdsb.example.org")
+    report = console.client.get(report_link(console)).get_data(as_text=True)
+    assert "not from the console" in text_of(report) and "by comms@tdsb.example.org" not in text_of(report)

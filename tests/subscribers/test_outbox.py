@@ -182,3 +182,25 @@ def test_a_proxy_on_this_machine_forwarding_another_caller_does_not_open_the_out
         assert response.status_code == 404
     finally:
         app.extensions["notifier"].engine.dispose()
+
+
+def test_a_french_reply_is_in_the_outbox_once_in_french(local_app, settings):
+    from notifier.delivery.channels.local import read_outbox
+
+    client = local_app(debug=True).test_client()
+    _text_sign_up(client, language="fr")
+    _reply(client, "AIDE")
+    replies = [m for m in read_outbox(settings.outbox_dir) if m["reference"].startswith("reply-")]
+    assert [(m["to"], m["language"]) for m in replies] == [(PHONE, "fr")]
+
+
+def test_the_debug_notice_after_a_french_sign_up_is_in_french(local_app):
+    client = local_app(debug=True).test_client()
+    page = client.get("/subscribe?lang=fr", follow_redirects=True).get_data(as_text=True)
+    response = client.post("/subscribe", data={"csrf_token": csrf_token(page), "board-0": "tdsb",
+                                               "panel-0": "elementary", "phone": PHONE, "language": "fr",
+                                               "sms_frequency": "immediate"})
+    words = text_of(response).replace("\u00a0", " ").replace("\u202f", " ")
+    assert "Mode débogage : rien n’a quitté cet ordinateur." in words, words
+    assert "Debug mode" not in words and '<p class="notice" lang="en">' not in response.get_data(as_text=True)
+    assert 'href="/dev/outbox"' in response.get_data(as_text=True)

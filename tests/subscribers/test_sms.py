@@ -231,3 +231,16 @@ def test_start_words_in_both_languages_resume_texts(client, sessions, word):
                                              ("Aide SVP", "ARRET")])
 def test_help_words_are_answered_in_the_language_of_the_word(client, word, words):
     assert words in reply_of(text_in(client, PHONE, word))
+
+
+def test_the_unknown_word_reply_points_to_a_page_that_lists_the_codes(client):
+    import re
+
+    from tests.conftest import BASE_URL
+
+    links = re.findall(r"https?://\S+", reply_of(text_in(client, PHONE, "what is this")))
+    assert links and all(link.startswith(BASE_URL) and link.endswith("#codes") for link in links)
+    for link in links:
+        page = client.get(link.removeprefix(BASE_URL).split("#")[0], follow_redirects=True).get_data(as_text=True)
+        codes = page[page.index('id="codes"'):]
+        assert "TDSB" in codes and "CEPEO" in codes

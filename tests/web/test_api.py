@@ -92,3 +92,12 @@ def test_the_health_response_matches_the_openapi_schema(client):
 ])
 def test_the_schema_check_rejects_responses_that_break_the_document(bad, name):
     assert schema_errors(bad, name) != []
+
+
+@pytest.mark.parametrize("path", ["/api/boards?lang=AAA", "/api/boards/tdsb?lang=AAA", "/api/boards?lang="])
+def test_a_language_the_api_does_not_offer_is_a_json_400_as_documented(client, path):
+    response = client.get(path)
+    assert response.status_code == 400
+    assert response.is_json and schema_errors(response.get_json(), "Error") == []
+    operation = OPENAPI["paths"]["/api/boards/{board_id}" if "tdsb" in path else "/api/boards"]["get"]
+    assert "400" in operation["responses"]
