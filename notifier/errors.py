@@ -43,8 +43,10 @@ class TemporaryDeliveryError(DeliveryError):
     shared sending rate is lowered, then recovers gradually.
     """
 
-    def __init__(self, message: str, code: str | int | None = None, pushback: bool = False) -> None:
+    def __init__(self, message: str, code: str | int | None = None, pushback: bool = False,
+                 retry_after: float | None = None) -> None:
         self.pushback = pushback
+        self.retry_after = retry_after  # seconds the provider asked us to wait (Retry-After), if it said
         super().__init__(message, code)
 
 

@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 EMAIL = "email"
 SMS = "sms"
 WEBHOOK = "webhook"
+PUSH = "push"
 
 
 @dataclass(frozen=True)
