@@ -15,6 +15,7 @@ VNU_STAMP := $(VNU_DIR)/vnu-jar-$(VNU_VERSION).installed
 ## make run: create the virtualenv, apply migrations, start the web app and the clock (Procfile, via honcho)
 run: $(VENV)/.runtime
 	$(BIN)/python -m notifier db upgrade
+	$(BIN)/python -m notifier push keygen --instance
 	WEB_HOST=$(WEB_HOST) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start web clock
 
 ## make test: the whole suite but the slow fault-injection tests (the browser tests use Debian's chromium and the

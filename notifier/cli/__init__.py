@@ -10,7 +10,7 @@ import logging
 import click
 
 from notifier import masking
-from notifier.cli import boards, channels, database, processes, staff, status, subscribers, webhooks
+from notifier.cli import boards, channels, database, processes, push, staff, status, subscribers, webhooks
 from notifier.config import Settings, log_secrets
 from notifier.errors import ConfigError
 
@@ -33,5 +33,5 @@ def cli() -> None:
 
 for command in (boards.check, boards.boards_group, processes.web, processes.clock, processes.tick, processes.worker,
                 database.db, status.status, channels.channels, staff.staff_group, subscribers.subscribers,
-                webhooks.webhooks_group):
+                webhooks.webhooks_group, push.push_group):
     cli.add_command(command)

@@ -65,6 +65,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         health,
         manage,
         public,
+        push,
         staff,
         subscribe,
         twilio_inbound,
@@ -73,6 +74,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     )
 
     for module in (public, calendar, widgets, api, health, subscribe, manage, twilio_inbound, twilio_status, staff,
-                   dev):
+                   dev, push):
         app.register_blueprint(module.bp)
+    app.context_processor(push.template_globals)
     return app
