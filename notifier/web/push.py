@@ -21,7 +21,7 @@ from notifier.db import transaction, utcnow
 from notifier.delivery.channels.push import public_key
 from notifier.subscribers import push, ratelimit
 from notifier.web.security import csrf
-from notifier.web.services import services
+from notifier.web.services import language_in_url, services
 
 bp = Blueprint("push", __name__)
 
@@ -121,6 +121,7 @@ def service_worker() -> Response:
 
 
 @bp.get("/manifest.webmanifest")
+@language_in_url
 def manifest() -> Response:
     """The web app manifest: what a phone needs to add the site to its home screen."""
     from notifier.i18n import translations
