@@ -21,20 +21,21 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.config import Settings
 from notifier.db import make_engine, make_sessionmaker, utcnow
 from notifier.delivery import health
 from notifier.delivery.drain import DrainStats, SendingLoop, drain
-from notifier.delivery.outbox import ClockState
+from notifier.delivery.outbox import ClockState, OutboxRow
 from notifier.delivery.senders import SenderRefused
 from notifier.notices import compose, planning, reminders, webhooks
 from notifier.status import cycle, published
 from notifier.status.cycle import AfterRecord, CycleResult
-from notifier.subscribers import signup
+from notifier.subscribers import push, signup
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +153,17 @@ class Clock:
         if removed:
             log.info("deleted %d sign-up(s) left unconfirmed for %d days", removed, signup.UNCONFIRMED_DAYS)
 
+    def expire_push(self, now: datetime | None = None) -> None:
+        """Drop push subscriptions neither renewed nor sent anything for 270 days (browsers expire them too)."""
+        now = now or utcnow()
+        since = now - timedelta(days=push.EXPIRE_DAYS)
+        with self.sessions() as session, session.begin():
+            used = session.scalars(select(OutboxRow.contact_id).distinct().where(
+                OutboxRow.channel == push.PUSH, OutboxRow.sent_at >= since, OutboxRow.contact_id.is_not(None)))
+            removed = push.expire(session, used, now)
+        if removed:
+            log.info("dropped %d push subscription(s) unused for %d days", removed, push.EXPIRE_DAYS)
+
     def poll_wakeup(self) -> None:
         requested = wakeups(self.sessions)
         if requested != self.seen_wakeups:
@@ -178,6 +190,8 @@ def build_scheduler(settings: Settings, clock: Clock):
                       **{**defaults, "misfire_grace_time": POLL_SECONDS * 5})
     scheduler.add_job(clock.purge_unconfirmed, CronTrigger(hour=3, minute=15, timezone="America/Toronto"),
                       id="purge-unconfirmed", **defaults)
+    scheduler.add_job(clock.expire_push, CronTrigger(hour=3, minute=25, timezone="America/Toronto"),
+                      id="expire-push", **defaults)
     scheduler.add_job(clock.heartbeat, "interval", seconds=HEARTBEAT_SECONDS, id="heartbeat", **defaults)
     return scheduler
 

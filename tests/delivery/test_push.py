@@ -188,3 +188,29 @@ def test_retry_after_reads_seconds_and_dates_within_an_hour():
     assert retry_after("99999") == 3600
     assert retry_after(None) is None and retry_after("soon") is None
     assert retry_after("Thu, 01 Jan 2026 00:01:00 GMT", now=1767225600.0) == 60
+
+
+def test_a_subscription_unused_for_270_days_is_dropped_by_the_clock(sessions, follow, push_settings):
+    from notifier.clock import Clock
+
+    follow()
+    Clock(push_settings, sessions).expire_push(utcnow() + timedelta(days=269))
+    with sessions() as session:
+        assert len(session.scalars(select(PushSubscription)).all()) == 1
+    Clock(push_settings, sessions).expire_push(utcnow() + timedelta(days=271))
+    with sessions() as session:
+        assert session.scalars(select(PushSubscription)).all() == []
+        assert session.scalar(select(Contact.status).where(Contact.channel == "push")) == "invalid"
+
+
+def test_a_subscription_sent_to_recently_is_kept(run, boards, sessions, follow, push_service, push_settings):
+    from notifier.clock import Clock
+
+    follow()
+    _close_tdsb(run, boards, push_settings)
+    with sessions() as session, session.begin():
+        for row in session.scalars(select(PushSubscription)):
+            row.updated_at = utcnow() - timedelta(days=400)
+    Clock(push_settings, sessions).expire_push()
+    with sessions() as session:
+        assert len(session.scalars(select(PushSubscription)).all()) == 1
