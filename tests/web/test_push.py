@@ -170,3 +170,12 @@ def test_the_manifest_names_the_site_and_its_icons(push_client):
         png = push_client.get(icon["src"]).get_data()
         size = int(icon["sizes"].split("x")[0])
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20], "big") == size
+
+
+def test_healthz_says_push_is_on(push_client, client):
+    assert push_client.get("/healthz").get_json()["channels"]["push"] == "on"
+    assert client.get("/healthz").get_json()["channels"]["push"] == "off"
+
+
+def test_status_says_whether_push_is_on(runner):
+    assert "push: off (no NOTIFIER_VAPID_PRIVATE_KEY)" in runner.invoke("status").output
