@@ -63,9 +63,7 @@
     }).then(function (both) {
       return both[0].pushManager.subscribe({userVisibleOnly: true, applicationServerKey: keyBytes(both[1].public_key)});
     }).then(function (subscription) {
-      var boards = {};
-      boards[box.getAttribute("data-board")] = ["elementary", "secondary"];
-      return send("POST", {subscription: subscription.toJSON(), boards: boards,
+      return send("POST", {subscription: subscription.toJSON(), boards: JSON.parse(box.getAttribute("data-boards")),
                            language: box.getAttribute("data-language")});
     }).then(function () {
       showSubscribed(true);

@@ -179,3 +179,27 @@ def test_healthz_says_push_is_on(push_client, client):
 
 def test_status_says_whether_push_is_on(runner):
     assert "push: off (no NOTIFIER_VAPID_PRIVATE_KEY)" in runner.invoke("status").output
+
+
+def test_the_manage_page_offers_the_control_for_the_familys_boards(push_app, push_client, subscribe):
+    import html
+    import json
+
+    from notifier import links
+
+    subscriber_id, _, _ = subscribe(follows=[("tdsb", "secondary"), ("tcdsb", "elementary")])
+    settings = push_app.extensions["notifier"].settings
+    page = push_client.get(links.manage_url(settings, subscriber_id).removeprefix(settings.base_url)).get_data(
+        as_text=True)
+    found = re.search(r'<section class="push" id="push"[^>]*data-boards="([^"]+)"', page)
+    assert json.loads(html.unescape(found.group(1))) == {"tdsb": ["secondary"], "tcdsb": ["elementary"]}
+    assert "the boards you follow" in page
+
+
+def test_the_board_page_control_follows_both_panels_of_its_board(push_client):
+    import html
+    import json
+
+    page = push_client.get("/boards/tdsb").get_data(as_text=True)
+    found = re.search(r'data-boards="([^"]+)"', page)
+    assert json.loads(html.unescape(found.group(1))) == {"tdsb": ["elementary", "secondary"]}

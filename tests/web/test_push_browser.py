@@ -70,10 +70,14 @@ def test_the_board_page_with_the_control_passes_axe(page, push_site, axe, langua
     axe(page)
 
 
-def test_the_board_page_with_the_control_passes_the_nu_checker(push_app, vnu):
+def test_the_pages_with_the_control_pass_the_nu_checker(push_app, vnu, subscribe):
+    from notifier import links
+
     client = push_app.test_client()
-    pages = {language: client.get(f"/boards/tdsb?lang={language}", follow_redirects=True).get_data(as_text=True)
-             for language in ("en", "fr")}
+    settings = push_app.extensions["notifier"].settings
+    manage = links.manage_url(settings, subscribe()[0]).removeprefix(settings.base_url)
+    pages = {f"{path} {language}": client.get(f"{path}?lang={language}", follow_redirects=True).get_data(as_text=True)
+             for language in ("en", "fr") for path in ("/boards/tdsb", manage)}
     assert all('id="push"' in html for html in pages.values())
     found = vnu.errors(pages)
     assert not any(found.values()), found
