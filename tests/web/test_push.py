@@ -203,3 +203,18 @@ def test_the_board_page_control_follows_both_panels_of_its_board(push_client):
     page = push_client.get("/boards/tdsb").get_data(as_text=True)
     found = re.search(r'data-boards="([^"]+)"', page)
     assert json.loads(html.unescape(found.group(1))) == {"tdsb": ["elementary", "secondary"]}
+
+
+def test_consent_records_the_page_and_appears_in_the_export_without_the_endpoint(push_client, push_service,
+                                                                                  sessions):
+    from notifier.subscribers.consent import export_rows
+
+    browser = push_service.browser()
+    push_client.post(API, json=body_for(browser), headers={
+        "X-CSRFToken": token_of(push_client), "Referer": "http://localhost/boards/tdsb?lang=fr"})
+    with sessions() as session:
+        rows = [r for r in export_rows(session) if r["channel"] == "push"]
+    assert [r["action"] for r in rows] == ["given", "confirmed"]
+    assert all(r["source"].startswith("/boards/tdsb ") and r["method"] == "web-push" for r in rows)
+    assert all(browser.id not in str(r) and "127.0.0.1:" not in r["address_masked"] for r in rows)
+    assert rows[0]["language"] == "fr" and len(rows[0]["address_hash"]) == 64
