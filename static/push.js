@@ -1,5 +1,7 @@
 /* "Get alerts on this device" (templates/push/_control.html): registers /sw.js, asks permission, subscribes with
-   the server's key and sends the subscription with the board followed and the page's language. Progressive
+   the server's key and sends the subscription with the boards followed and the page's language. A device has one
+   subscription, whose boards the server replaces on each POST: the boards this device already follows are kept in
+   localStorage and sent with the page's, so subscribing on a second board's page adds it. Progressive
    enhancement: without Web Push the control stays hidden and the email/text sign-up remains. */
 (function () {
   "use strict";
@@ -13,6 +15,8 @@
     (navigator.platform === "MacIntel" && navigator.maxTouchPoints > 1);
   var standalone = window.navigator.standalone === true ||
     (window.matchMedia && window.matchMedia("(display-mode: standalone)").matches);
+  var STORED = "notifier-push-boards";
+  var pageBoards = JSON.parse(box.getAttribute("data-boards"));
   var supported = "serviceWorker" in navigator && "PushManager" in window && "Notification" in window;
 
   if (!supported) {
@@ -45,8 +49,33 @@
     });
   }
 
+  function followed() {
+    try { return JSON.parse(window.localStorage.getItem(STORED) || "{}") || {}; } catch (error) { return {}; }
+  }
+
+  function remember(boards) {
+    try { window.localStorage.setItem(STORED, JSON.stringify(boards)); } catch (error) { /* private mode */ }
+  }
+
+  function merged() {  // the boards this device follows, with this page's added
+    var boards = followed();
+    Object.keys(pageBoards).forEach(function (id) {
+      var panels = boards[id] || [];
+      pageBoards[id].forEach(function (panel) { if (panels.indexOf(panel) < 0) { panels.push(panel); } });
+      boards[id] = panels;
+    });
+    return boards;
+  }
+
+  function covered() {  // this device already follows every board and panel of this page
+    var boards = followed();
+    return Object.keys(pageBoards).every(function (id) {
+      return pageBoards[id].every(function (panel) { return (boards[id] || []).indexOf(panel) >= 0; });
+    });
+  }
+
   function showSubscribed(yes) {
-    subscribeButton.hidden = yes;
+    subscribeButton.hidden = yes && covered();
     unsubscribeButton.hidden = !yes;
   }
 
@@ -63,8 +92,9 @@
     }).then(function (both) {
       return both[0].pushManager.subscribe({userVisibleOnly: true, applicationServerKey: keyBytes(both[1].public_key)});
     }).then(function (subscription) {
-      return send("POST", {subscription: subscription.toJSON(), boards: JSON.parse(box.getAttribute("data-boards")),
-                           language: box.getAttribute("data-language")});
+      var boards = merged();
+      return send("POST", {subscription: subscription.toJSON(), boards: boards,
+                           language: box.getAttribute("data-language")}).then(function () { remember(boards); });
     }).then(function () {
       showSubscribed(true);
       say("subscribed");
@@ -79,6 +109,7 @@
       if (!subscription) { return null; }
       return send("DELETE", {endpoint: subscription.endpoint}).then(function () { return subscription.unsubscribe(); });
     }).then(function () {
+      try { window.localStorage.removeItem(STORED); } catch (error) { /* private mode */ }
       showSubscribed(false);
       say("unsubscribed");
     }).catch(function () { say("failed"); }).then(function () { unsubscribeButton.disabled = false; });
