@@ -19,6 +19,7 @@ VNU_STAMP := $(VNU_DIR)/vnu-jar-$(VNU_VERSION).installed
 RUN_BASE_URL = $(or $(NOTIFIER_BASE_URL),http://localhost:$(or $(PORT),5000))
 run: $(VENV)/.runtime
 	$(BIN)/python -m notifier db upgrade
+	$(BIN)/python -m notifier push keygen --instance
 	WEB_HOST=$(WEB_HOST) NOTIFIER_DEBUG='$(or $(NOTIFIER_DEBUG),1)' NOTIFIER_BASE_URL='$(RUN_BASE_URL)' PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start web clock
 
 ## make test: the whole suite but the slow fault-injection tests (the browser tests use Debian's chromium and the

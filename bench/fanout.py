@@ -8,6 +8,13 @@ server at the same concurrency (measured in the same run), then checks every mes
     .venv/bin/python bench/fanout.py --subscribers 10000
     .venv/bin/python bench/fanout.py --subscribers 100000 --database-url postgresql://postgres@127.0.0.1/bench
 
+With `--push-only` every subscriber follows by Web Push (a subscription on a local push service that answers 201, in
+the same peer process) at `--push-cap` notifications a second (default 200, the product's default), and it prints
+the push channel's mean rate divided by the cap and the first notification's delay after the cycle that recorded
+the closure started (targets: >= 0.95 and <= 2 s):
+
+    .venv/bin/python bench/fanout.py --push-only --subscribers 250000 --database-url postgresql://…/bench
+
 With `--workers N` it runs the real processes instead (`python -m notifier clock`, which sends too, and N
 `python -m notifier worker`, sharing one rate through Redis) at a realistic cap, and prints how close they held the
 cap (busiest 1-s window and mean rate, each divided by the cap), when the first text left after the cycle that
@@ -60,7 +67,8 @@ def _peers(ready, stop) -> None:
 
     texts: Counter = Counter()
     mails: Counter = Counter()  # (recipient, Message-ID) -> times received
-    arrivals: dict[str, list] = {"sms": [], "email": []}  # [arrival time, recipient], for --workers runs
+    arrivals: dict[str, list] = {"sms": [], "email": [], "push": []}  # [arrival time, recipient, …]
+    pushes: Counter = Counter()  # subscription id -> notifications received
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -76,6 +84,15 @@ def _peers(ready, stop) -> None:
 
         def do_POST(self) -> None:  # noqa: N802
             length = int(self.headers.get("Content-Length") or 0)
+            if self.path.startswith("/push/"):  # a push service: accepts the encrypted notice, reads nothing
+                self.rfile.read(length)
+                with lock:
+                    pushes[self.path] += 1
+                    arrivals["push"].append([self.arrived, self.path, time.time()])
+                self.send_response(201)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             form = parse_qs(self.rfile.read(length).decode())
             to = form.get("To", [""])[0]
             with lock:
@@ -99,6 +116,8 @@ def _peers(ready, stop) -> None:
                         "sms_max_per_recipient": max(texts.values(), default=0),
                         "email_total": sum(mails.values()), "email_recipients": len(per_mail),
                         "email_max_ids_per_recipient": max(per_mail.values(), default=0),
+                        "push_total": sum(pushes.values()), "push_recipients": len(pushes),
+                        "push_max_per_recipient": max(pushes.values(), default=0),
                     })
                 return
             self._json(200, {"messages": [], "next_page_uri": None, "page": 0, "page_size": 50})
@@ -245,6 +264,10 @@ def main() -> int:
                         help="every subscriber by SMS (diagnostic: the SMS path without email sharing the CPU)")
     parser.add_argument("--email-only", action="store_true",
                         help="with --workers: every subscriber by email (the email path without texts sharing the CPU)")
+    parser.add_argument("--push-only", action="store_true",
+                        help="every subscriber by Web Push, in this process: the push rate against its cap, and the "
+                        "first notification's delay")
+    parser.add_argument("--push-cap", type=float, default=200.0, help="push notifications per second (--push-only)")
     parser.add_argument("--workers", type=int, default=None,
                         help="run the real processes: the clock (which sends) and this many workers")
     parser.add_argument("--cap", type=float, default=10.0, help="texts per second, shared (with --workers)")
@@ -273,6 +296,8 @@ def main() -> int:
     twilio_port, smtp_port = receiver.recv()
     twilio_url = f"http://127.0.0.1:{twilio_port}"
     try:
+        if args.push_only:
+            return run_push(args, workdir, twilio_url, smtp_port)
         if args.workers is not None:
             return run_processes(args, workdir, twilio_url, smtp_port)
         return run(args, workdir, twilio_url, smtp_port)
@@ -456,6 +481,95 @@ def run(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
           f"expected {expected_sms:,} and {expected_email:,})")
     engine.dispose()
     return 0 if exactly_once else 1
+
+
+def populate_push(sessions, count: int, push_url: str) -> None:
+    """`count` subscribers following the board's both panels by Web Push, each with a subscription of its own on the
+    local push service (one browser key pair for all: the service reads nothing, and the sender encrypts each
+    notice afresh whatever the key)."""
+    import base64
+
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    from notifier.db import insert_many, utcnow
+    from notifier.subscribers.models import Contact, Follow, Subscriber
+    from notifier.subscribers.push import PushSubscription, endpoint_hash
+
+    def b64(raw: bytes) -> str:
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    point = ec.generate_private_key(ec.SECP256R1()).public_key().public_bytes(Encoding.X962,
+                                                                              PublicFormat.UncompressedPoint)
+    p256dh, auth, now = b64(point), b64(os.urandom(16)), utcnow()
+    for start in range(1, count + 1, 50_000):
+        ids = range(start, min(start + 50_000, count + 1))
+        with sessions() as session, session.begin():
+            insert_many(session, Subscriber.__table__, [
+                {"id": i, "language": "fr" if i % 5 == 0 else "en", "notify_on_effect": False, "created_at": now}
+                for i in ids])
+            insert_many(session, Follow.__table__, [
+                {"subscriber_id": i, "board_id": BOARD, "panel": panel} for i in ids
+                for panel in ("elementary", "secondary")])
+            insert_many(session, Contact.__table__, [{
+                "id": i, "subscriber_id": i, "channel": "push", "address": f"wp-bench-{i}", "status": "active",
+                "frequency": "immediate", "created_at": now, "seen_event_id": 0, "morning_reminder": False,
+            } for i in ids])
+            insert_many(session, PushSubscription.__table__, [{
+                "contact_id": i, "endpoint": f"{push_url}/push/{i}",
+                "endpoint_hash": endpoint_hash(f"{push_url}/push/{i}"),
+                "p256dh": p256dh, "auth": auth, "created_at": now, "updated_at": now,
+            } for i in ids])
+
+
+def run_push(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
+    """--push-only: one closure to every subscriber by Web Push, sent by this process's drain at `--push-cap`."""
+    import requests
+    from sqlalchemy import func, select
+
+    from notifier import clock, migrate
+    from notifier.cli.push import new_private_pem
+    from notifier.config import Settings
+    from notifier.db import make_engine, make_sessionmaker
+    from notifier.delivery.outbox import OutboxRow
+    from notifier.status import cycle
+
+    environ = {**environment(args, workdir, twilio_url, smtp_port), "NOTIFIER_VAPID_PRIVATE_KEY": new_private_pem(),
+               "NOTIFIER_VAPID_SUBJECT": "mailto:bench@example.org", "NOTIFIER_PUSH_SERVICES": twilio_url,
+               "NOTIFIER_PUSH_PER_SECOND": str(args.push_cap)}
+    settings = Settings.from_env(environ)
+    shutil.copy(ROOT / "boards.yaml", settings.boards_file)
+    engine = make_engine(settings.database_url)
+    migrate.upgrade(settings.database_url)
+    sessions = make_sessionmaker(engine)
+    started = time.perf_counter()
+    populate_push(sessions, args.subscribers, twilio_url)
+    print(f"{args.subscribers:,} push subscriptions created in {time.perf_counter() - started:.1f} s")
+    cycle.run(sessions, str(settings.boards_file), follow=True)
+    set_status(settings, "open", "closed")
+
+    began = time.time()
+    for _ in range(20):
+        assert clock.tick(settings, sessions).ok
+        with sessions() as session:
+            if not session.scalar(select(func.count()).where(OutboxRow.status.in_(("pending", "sending")))):
+                break
+    arrivals = sorted(a[0] for a in requests.get(f"{twilio_url}/_arrivals", timeout=60).json()["push"])
+    seen = stats(twilio_url)
+    first, last = arrivals[0], arrivals[-1]
+    rate = (len(arrivals) - 1) / max(last - first, 1e-6)
+    print(f"database: {engine.dialect.name}; push cap {args.push_cap:g}/s, "
+          f"{settings.push_concurrency or 'default'} thread(s)")
+    print(f"push: {len(arrivals):,} notifications in {last - first:.1f} s: mean {rate:,.1f}/s, "
+          f"mean / cap {rate / args.push_cap:.3f} (target >= 0.95); busiest second {_busiest_second(arrivals)}")
+    print(f"first notification {first - began:.2f} s after the cycle that recorded the closure started "
+          f"(target <= 2 s)")
+    print(f"peak RSS: {peak_rss_mb():.0f} MB")
+    once = seen["push_total"] == seen["push_recipients"] == args.subscribers and seen["push_max_per_recipient"] == 1
+    print(f"exactly once: {'yes' if once else 'NO'} ({seen['push_total']:,} notifications to "
+          f"{seen['push_recipients']:,} subscriptions; expected {args.subscribers:,})")
+    engine.dispose()
+    return 0 if once else 1
 
 
 def _vm_hwm_mb(pid: int) -> float:

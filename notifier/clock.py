@@ -35,7 +35,7 @@ from notifier.delivery.senders import SenderRefused
 from notifier.notices import compose, planning, reminders, webhooks
 from notifier.status import cycle, published
 from notifier.status.cycle import AfterRecord, CycleResult
-from notifier.subscribers import signup
+from notifier.subscribers import push, signup
 from notifier.subscribers.models import Contact, ContactStatus
 from notifier.telemetry import metrics
 
@@ -168,6 +168,16 @@ class Clock:
         """Delete settled messages, receipts and history older than NOTIFIER_RETENTION_DAYS (once a night)."""
         swept = retention.sweep(self.sessions, self.settings.retention_days)
         log.info("%s", swept.line(self.settings.retention_days))
+    def expire_push(self, now: datetime | None = None) -> None:
+        """Drop push subscriptions neither renewed nor sent anything for 270 days (browsers expire them too)."""
+        now = now or utcnow()
+        since = now - timedelta(days=push.EXPIRE_DAYS)
+        with self.sessions() as session, session.begin():
+            used = session.scalars(select(OutboxRow.contact_id).distinct().where(
+                OutboxRow.channel == push.PUSH, OutboxRow.sent_at >= since, OutboxRow.contact_id.is_not(None)))
+            removed = push.expire(session, used, now)
+        if removed:
+            log.info("dropped %d push subscription(s) unused for %d days", removed, push.EXPIRE_DAYS)
 
     def poll_wakeup(self) -> None:
         requested = wakeups(self.sessions)
@@ -198,6 +208,8 @@ def build_scheduler(settings: Settings, clock: Clock):
                       id="purge-unconfirmed", **defaults)
     scheduler.add_job(clock.sweep, CronTrigger(hour=3, minute=40, timezone="America/Toronto"), id="retention",
                       **defaults)
+    scheduler.add_job(clock.expire_push, CronTrigger(hour=3, minute=25, timezone="America/Toronto"),
+                      id="expire-push", **defaults)
     scheduler.add_job(clock.heartbeat, "interval", seconds=HEARTBEAT_SECONDS, id="heartbeat", **defaults)
     return scheduler
 

@@ -20,6 +20,13 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RETENTION_DAYS = 400
 MINIMUM_RETENTION_DAYS = 365  # MFIPPA (O. Reg. 823): personal information that was used is kept at least a year
 INSTANCE = ROOT / "instance"
+DEV_VAPID_KEY = "vapid_private.pem"  # `make run` writes a development key pair here (`push keygen --instance`)
+# The push services of Chrome, Edge and Android (FCM), Firefox (Mozilla autopush), Safari and iOS (Apple) and
+# Windows (WNS). A browser supplies the endpoint, so only these origins are ever posted to (no SSRF).
+PUSH_SERVICES = ("https://fcm.googleapis.com", "https://updates.push.services.mozilla.com",
+                 "https://web.push.apple.com", "https://*.notify.windows.com")
+DEV_VAPID_SUBJECT = "mailto:developer@notifier.invalid"  # development only: Apple refuses placeholders
+LOOPBACK_PUSH_SERVICES = ("http://127.0.0.1:*", "http://localhost:*")
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,12 @@ class Settings:
     metrics_address: tuple[str, int] | None = None  # clock and worker serve their figures here (host, port)
     log_format: str = "text"  # or "json": one JSON object a line on standard error
     retention_days: int = DEFAULT_RETENTION_DAYS
+    vapid_private_key: str | None = None  # PEM text; push is off without it
+    vapid_subject: str = ""  # mailto: or https: contact sent to push services (RFC 8292)
+    push_services: tuple[str, ...] = PUSH_SERVICES  # origins a subscription's endpoint may point at
+    push_per_second: float = 200.0
+    push_concurrency: int | None = None  # None: enough for the rate (`delivery.sending.limits`)
+    push_timeout: float = 10.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -130,9 +143,16 @@ class Settings:
             metrics_address=_metrics_address(env),
             log_format=_log_format(env),
             retention_days=_retention_days(env, debug),
+            vapid_private_key=_vapid_key(env, instance, debug),
+            vapid_subject=(env.get("NOTIFIER_VAPID_SUBJECT") or "").strip() or (DEV_VAPID_SUBJECT if debug else ""),
+            push_services=_push_services(env, debug),
+            push_per_second=_number(env, "NOTIFIER_PUSH_PER_SECOND", 200.0, minimum=0.01),
+            push_concurrency=_threads(env, "NOTIFIER_PUSH_CONCURRENCY"),
+            push_timeout=_number(env, "NOTIFIER_PUSH_TIMEOUT", 10.0, minimum=0.1, maximum=60),
             **twilio,
         )
         _check_lease(settings)
+        _check_push(settings)
         return settings
 
     @property
@@ -153,11 +173,17 @@ class Settings:
         """True when an SMTP server is given, so email goes out rather than to the local outbox."""
         return bool(self.smtp_url)
 
+    @property
+    def push_configured(self) -> bool:
+        """True when a VAPID key is given: Web Push is on and the page offers "Get alerts on this device"."""
+        return bool(self.vapid_private_key)
+
 
 def log_secrets(settings: Settings) -> list[str]:
     """The secrets no log line may hold: the Twilio auth token, the SMTP and Redis passwords, the secret key, the
-    health and metrics tokens."""
-    found = [settings.twilio_auth_token, settings.secret_key, settings.health_token, settings.metrics_token]
+    health and metrics tokens, the VAPID key."""
+    found = [settings.twilio_auth_token, settings.secret_key, settings.health_token, settings.metrics_token,
+             settings.vapid_private_key]
     for url in (settings.smtp_url, settings.redis_url, settings.database_url):
         if url:
             try:
@@ -340,6 +366,59 @@ def _check_lease(settings: Settings) -> None:
     if settings.claim_lease_seconds < 2 * settings.twilio_timeout:
         raise ConfigError(f"NOTIFIER_CLAIM_LEASE={settings.claim_lease_seconds}: must be at least twice "
                           f"TWILIO_TIMEOUT ({settings.twilio_timeout:g} s), or a slow answer could be sent twice")
+
+
+def _vapid_key(env: Mapping[str, str], instance: Path, debug: bool) -> str | None:
+    """NOTIFIER_VAPID_PRIVATE_KEY as PEM text, whether given as the text itself or as the path of a PEM file; in
+    development (NOTIFIER_DEBUG) the key `make run` wrote under instance/ when none is given."""
+    name = "NOTIFIER_VAPID_PRIVATE_KEY"
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        local = instance / DEV_VAPID_KEY
+        return local.read_text() if debug and local.exists() else None
+    if "-----BEGIN" not in raw:
+        try:
+            raw = Path(raw).expanduser().read_text()
+        except OSError as error:
+            raise ConfigError(f"{name}: neither PEM text nor a readable PEM file ({error.strerror})") from None
+    if "PRIVATE KEY-----" not in raw:
+        raise ConfigError(f"{name}: expected a PEM private key (python -m notifier push keygen prints one)")
+    return raw.replace("\\n", "\n").strip() + "\n"
+
+
+def _push_services(env: Mapping[str, str], debug: bool) -> tuple[str, ...]:
+    """NOTIFIER_PUSH_SERVICES: comma-separated origins (scheme://host[:port], `*.` before a host for its
+    subdomains, `:*` for any port); in development loopback is added so a local push service can be used."""
+    name = "NOTIFIER_PUSH_SERVICES"
+    raw = env.get(name)
+    origins = PUSH_SERVICES if raw is None or not raw.strip() else tuple(
+        o.strip().rstrip("/") for o in raw.split(",") if o.strip())
+    for origin in origins:
+        parts = urlsplit(origin.replace("*.", "wildcard.").replace(":*", ""))
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path or parts.query:
+            raise ConfigError(f"{name}: {origin!r} is not an origin such as https://fcm.googleapis.com")
+    if debug:
+        origins = tuple(dict.fromkeys((*origins, *LOOPBACK_PUSH_SERVICES)))
+    return origins
+
+
+def _check_push(settings: Settings) -> None:
+    """With push on, the key must load and the contact must be one a push service accepts (RFC 8292 `sub`)."""
+    if not settings.vapid_private_key:
+        return
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    try:
+        key = load_pem_private_key(settings.vapid_private_key.encode(), password=None)
+    except (ValueError, TypeError):
+        raise ConfigError("NOTIFIER_VAPID_PRIVATE_KEY: the PEM key cannot be read") from None
+    if not isinstance(key, ec.EllipticCurvePrivateKey) or key.curve.name != "secp256r1":
+        raise ConfigError("NOTIFIER_VAPID_PRIVATE_KEY: expected a P-256 (prime256v1) EC key")
+    subject = settings.vapid_subject
+    if not (subject.startswith("mailto:") and "@" in subject or subject.startswith("https://")):
+        raise ConfigError("NOTIFIER_VAPID_SUBJECT is required with NOTIFIER_VAPID_PRIVATE_KEY: a mailto: address "
+                          "or an https: URL where the push services can reach the operator")
 
 
 def _local_secret(instance: Path) -> str:

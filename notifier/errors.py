@@ -39,12 +39,15 @@ class TemporaryDeliveryError(DeliveryError):
 
     Twilio: HTTP 429 and code 20429 (too many requests), 30001 (queue overflow), HTTP 5xx, timeouts before the
     request was sent, refused connections. SMTP: every 4xx reply (421 service closing, 450/451/452), dropped
-    connections. `pushback` is True when the provider asked us to slow down (429, 20429, SMTP 421 and 451): the
-    shared sending rate is lowered, then recovers gradually.
+    connections. Web Push: 429 and 5xx, timeouts, connection errors. `pushback` is True when the provider asked us to
+    slow down (429, 20429, SMTP 421 and 451): the shared sending rate is lowered, then recovers gradually.
+    `retry_after` is the wait the provider asked for (Web Push's `Retry-After`): no retry comes sooner.
     """
 
-    def __init__(self, message: str, code: str | int | None = None, pushback: bool = False) -> None:
+    def __init__(self, message: str, code: str | int | None = None, pushback: bool = False,
+                 retry_after: float | None = None) -> None:
         self.pushback = pushback
+        self.retry_after = retry_after  # seconds the provider asked us to wait (Retry-After), if it said
         super().__init__(message, code)
 
 
@@ -66,7 +69,8 @@ class RecipientError(PermanentDeliveryError):
     (no permission for the To's region), 21610 (the person texted STOP: opted out); delivery callbacks 30004
     (blocked: opted out), 30005 (unknown number) and 30006 (landline or unreachable carrier). SMTP: 550 5.1.x and
     other 5xx refusals of RCPT TO (mailbox unknown, 551 user not local, 553 mailbox name not allowed), and 5xx after
-    DATA that name the recipient (552 mailbox full, 5.2.x).
+    DATA that name the recipient (552 mailbox full, 5.2.x). Web Push: 404 and 410 (the subscription is gone; it is
+    deleted at once).
     """
 
 
@@ -74,8 +78,9 @@ class MessageError(PermanentDeliveryError):
     """This message cannot be sent as it is (it could not be built, or the provider refused its content).
 
     The row fails with the reason; the contact is not marked and the other rows go on. Twilio: 21617 (body over
-    1,600 characters), 21619 (no body), 30007 (filtered as spam). Any exception while building a message, e.g. a
-    control character in an email subject.
+    1,600 characters), 21619 (no body), 30007 (filtered as spam). Web Push: 413 (too big), 400, 403 (a subscription
+    made under another key) and an endpoint no longer on NOTIFIER_PUSH_SERVICES. Any exception while building a
+    message, e.g. a control character in an email subject.
     """
 
 
@@ -87,6 +92,7 @@ class AccountError(DeliveryError):
     From), 21603 (From missing), 21608 (a trial account may only text verified numbers), 21659/21660 (From not a
     Twilio number or not of this account), 21701–21705 (Messaging Service not found or without senders). SMTP: 530
     (authentication required), 534/535 (authentication refused), 550 5.7.1 (relaying denied), any 5xx to MAIL FROM
-    (sender refused), and a server that offers no STARTTLS when a password must be sent. The operator fixes the
+    (sender refused), and a server that offers no STARTTLS when a password must be sent. Web Push: 401 (our VAPID
+    signature refused). The operator fixes the
     setting; a probe resumes the channel by itself.
     """

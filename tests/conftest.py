@@ -293,6 +293,31 @@ def webhook_receiver() -> Iterator:
     receiver.close()
 
 
+@pytest.fixture(scope="session")
+def vapid_key() -> str:
+    """A VAPID private key (PEM) for the whole run."""
+    from notifier.cli.push import new_private_pem
+
+    return new_private_pem()
+
+
+@pytest.fixture
+def push_service() -> Iterator:
+    """A push service speaking RFC 8030 on loopback that decrypts what it accepts (tests/fakes/push_service.py)."""
+    from tests.fakes.push_service import PushService
+
+    service = PushService()
+    yield service
+    service.close()
+
+
+@pytest.fixture
+def push_env(env: dict[str, str], vapid_key: str, push_service) -> dict[str, str]:
+    """Settings with Web Push on, allowed to post to the loopback push service only."""
+    return {**env, "NOTIFIER_VAPID_PRIVATE_KEY": vapid_key, "NOTIFIER_VAPID_SUBJECT": "mailto:ops@example.org",
+            "NOTIFIER_PUSH_SERVICES": push_service.origin, "NOTIFIER_RETRY_BASE_SECONDS": "1"}
+
+
 @pytest.fixture
 def provider_env(env: dict[str, str], smtp_server, twilio_server) -> dict[str, str]:
     """Settings that send through the loopback SMTP server and the Twilio-shaped server."""

@@ -32,7 +32,7 @@ def test_a_wakeup_request_runs_a_cycle_at_the_next_poll(sessions, fast_settings)
 def test_the_scheduler_jobs_coalesce_and_never_overlap(sessions, fast_settings):
     scheduler = build_scheduler(fast_settings, Clock(fast_settings, sessions))
     jobs = {job.id: job for job in scheduler.get_jobs()}
-    assert set(jobs) == {"cycle", "daily-digest", "wakeup", "purge-unconfirmed", "retention",
+    assert set(jobs) == {"cycle", "daily-digest", "wakeup", "purge-unconfirmed", "retention", "expire-push",
                          "heartbeat"}
     for job in jobs.values():
         assert job.coalesce is True and job.max_instances == 1 and job.misfire_grace_time >= 10

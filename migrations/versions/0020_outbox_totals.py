@@ -2,14 +2,14 @@
 `notifier_sent_total` and `notifier_failed_total` only go up.
 
 Revision ID: 0020
-Revises: 0018
+Revises: 0019
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0020"
-down_revision = "0018"
+down_revision = "0019"
 branch_labels = None
 depends_on = None
 

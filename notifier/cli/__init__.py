@@ -10,7 +10,7 @@ import logging
 import click
 
 from notifier import masking
-from notifier.cli import boards, channels, database, processes, retention, staff, status, subscribers, webhooks
+from notifier.cli import boards, channels, database, processes, push, retention, staff, status, subscribers, webhooks
 from notifier.config import Settings, log_secrets
 from notifier.errors import ConfigError
 from notifier.telemetry import logs
@@ -35,5 +35,5 @@ def cli(context: click.Context) -> None:
 
 for command in (boards.check, boards.boards_group, processes.web, processes.clock, processes.tick, processes.worker,
                 database.db, status.status, channels.channels, staff.staff_group, subscribers.subscribers,
-                webhooks.webhooks_group, retention.retention_group):
+                webhooks.webhooks_group, retention.retention_group, push.push_group):
     cli.add_command(command)

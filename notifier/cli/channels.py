@@ -7,7 +7,7 @@ import click
 from notifier.cli.settings import settings
 from notifier.db import make_engine, make_sessionmaker
 from notifier.delivery import health
-from notifier.delivery.channels import EMAIL, SMS
+from notifier.delivery.channels import EMAIL, PUSH, SMS
 
 
 @click.group("channels", invoke_without_command=True)
@@ -26,7 +26,7 @@ def channels(context: click.Context) -> None:
 
 
 @channels.command("resume")
-@click.argument("name", type=click.Choice([EMAIL, SMS]))
+@click.argument("name", type=click.Choice([EMAIL, SMS, PUSH]))
 def resume(name: str) -> None:
     """Lift NAME's pause now (after fixing the setting); a new refusal pauses it again."""
     sessions = make_sessionmaker(make_engine(settings().database_url))

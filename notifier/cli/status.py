@@ -57,6 +57,14 @@ def progress_lines(found: progress.PublishProgress | None, now: datetime) -> lis
     return lines
 
 
+def push_line(config) -> str:
+    """Whether Web Push is on, and where it may post."""
+    if not config.push_configured:
+        return "push: off (no NOTIFIER_VAPID_PRIVATE_KEY)"
+    return (f"push: on at {config.push_per_second:g}/s, contact {config.vapid_subject}, "
+            f"services {', '.join(config.push_services)}")
+
+
 @click.command("status")
 @click.option("--board", "board_id", default=None, help="Show the latest publish of this board (default: any board).")
 def status(board_id: str | None) -> None:
@@ -81,6 +89,7 @@ def status(board_id: str | None) -> None:
         click.echo(f"{channel:<8}" + "".join(f"{row.get(name, 0):>12}" for name in COLUMNS))
     for line in progress_lines(latest, now):
         click.echo(line)
+    click.echo(push_line(config))
     if cycle is None:
         click.echo("last cycle: none yet")
     else:

@@ -28,7 +28,7 @@ from notifier.delivery.sending import ComposerFactory, limits
 
 log = logging.getLogger(__name__)
 ChannelFactory = Callable[[str], Channel]
-CHANNELS = (channel_module.EMAIL, channel_module.SMS, channel_module.WEBHOOK)
+CHANNELS = (channel_module.EMAIL, channel_module.SMS, channel_module.WEBHOOK, channel_module.PUSH)
 
 
 @dataclass

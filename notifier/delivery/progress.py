@@ -28,7 +28,9 @@ WINDOW = timedelta(seconds=60)  # the rate is measured over this much of the rec
 
 
 def configured_rate(settings: Settings, channel: str) -> float:
-    """Messages per second the senders are allowed on `channel` (NOTIFIER_SMS_PER_SECOND, …_EMAIL_…)."""
+    """Messages per second the senders are allowed on `channel` (NOTIFIER_SMS_PER_SECOND, …_EMAIL_…, …_PUSH_…)."""
+    if channel == "push":
+        return settings.push_per_second
     return settings.sms_per_second if channel == "sms" else settings.email_per_second
 
 
@@ -54,10 +56,10 @@ class Estimate:
 
 
 def estimates(settings: Settings, counts: dict[str, int]) -> dict[str, Estimate]:
-    """One `Estimate` per channel for `counts` (channel -> recipients)."""
+    """One `Estimate` per channel for `counts` (channel -> recipients): email and SMS always, push when counted."""
     return {channel: Estimate(channel, counts.get(channel, 0), configured_rate(settings, channel),
                               seconds_to_send(counts.get(channel, 0), configured_rate(settings, channel)))
-            for channel in CHANNELS}
+            for channel in dict.fromkeys((*CHANNELS, *counts))}
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from notifier.delivery.outbox import OutboxRow, RowStatus
 from notifier.status.history import ChangeEvent, Cycle
 
 # The rows that count for a publish: sent, on their way, or given up. Never cancelled or superseded ones.
-PARENTS_CHANNELS = ("email", "sms")
+PARENTS_CHANNELS = ("email", "sms", "push")
 COUNTED = (RowStatus.PENDING.value, RowStatus.SENDING.value, RowStatus.SENT.value, RowStatus.FAILED.value)
 CLOCK_SKEW = timedelta(hours=1)  # how far the clocks of the processes that record and that plan may disagree
 LARGEST_ID = 2**31 - 1  # ids are 32-bit integers on PostgreSQL: anything larger names nothing

@@ -30,7 +30,7 @@ from notifier.delivery import publishes
 from notifier.delivery.outbox import DeliveryReceipt, OutboxRow, RowStatus
 from notifier.delivery.publishes import Publish
 
-CHANNELS = ("email", "sms")
+CHANNELS = ("email", "sms", "push")
 MAX_POINTS = 60
 # Bucket sizes in seconds, smallest first: the first that covers the span in MAX_POINTS buckets is used.
 STEPS = (10, 30, 60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from notifier.config import Settings
 from notifier.db import utcnow
 from notifier.delivery import health
-from notifier.delivery.channels import SMS, WEBHOOK, Channel, Message
+from notifier.delivery.channels import PUSH, SMS, WEBHOOK, Channel, Message
 from notifier.delivery.claims import UNCERTAIN
 from notifier.delivery.outbox import Failure, OutboxRow, RowStatus
 from notifier.errors import (
@@ -76,6 +76,7 @@ def backoff(attempts: int, base: float, cap: float = 3600.0) -> timedelta:
 
 
 ANSWER_SECONDS = 0.2  # the provider's answer time (and the outcome's recording) the default texting threads cover
+PUSH_SECONDS = 0.1  # a push service's answer, with the encryption, which default push threads cover
 EMAIL_SECONDS = 0.08  # an email's building and SMTP exchange on a kept connection, which default email threads cover
 
 
@@ -87,6 +88,9 @@ def limits(settings: Settings, channel: str) -> tuple[int, float]:
     if channel == SMS:
         rate = settings.sms_per_second
         return settings.sms_concurrency or _enough(rate, ANSWER_SECONDS, 4, 64), rate
+    if channel == PUSH:  # push services answer in tens of milliseconds and impose no sender cap of their own
+        rate = settings.push_per_second
+        return settings.push_concurrency or _enough(rate, PUSH_SECONDS, 2, 32), rate
     if channel == WEBHOOK:  # one request at a time per process: no endpoint is hammered by parallel requests
         return 1, settings.webhook_per_second
     rate = settings.email_per_second
@@ -226,7 +230,9 @@ def record_temporary(sessions: sessionmaker[Session], settings: Settings, job: J
     if give_up:
         values.update(failure=Failure.TEMPORARY.value, payload=None)
     else:
-        values["due_at"] = utcnow() + backoff(attempts, settings.retry_base_seconds)
+        wait = backoff(attempts, settings.retry_base_seconds)
+        asked = getattr(error, "retry_after", None)  # never sooner than the provider's Retry-After
+        values["due_at"] = utcnow() + max(wait, timedelta(seconds=asked or 0))
     _settle(sessions, job.row_id, token, values)
     if give_up:
         log.error("%s to %s failed %d times; giving up: %s", job.channel, mask(job.address), attempts, error,

@@ -21,10 +21,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from notifier import links
 from notifier.config import Settings
 from notifier.db import hold_lock, utcnow
-from notifier.delivery.channels import EMAIL, Message
+from notifier.delivery.channels import EMAIL, PUSH, Message
 from notifier.delivery.outbox import OutboxRow, RowStatus, event_ids
 from notifier.delivery.sending import Job
-from notifier.notices import planning, render
+from notifier.notices import planning, push_payload, render
 from notifier.notices.digests import Event, follows_of, relevant
 from notifier.status.boards import Board
 from notifier.status.history import BoardState, ChangeEvent
@@ -102,6 +102,8 @@ class MessageBuilder:
                 rendered = rendered.with_links(links.manage_url(self.settings, sub_id), unsubscribe)
                 headers = {"List-Unsubscribe": f"<{unsubscribe}>",
                            "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
+            elif channel == PUSH:  # the text is the notification's JSON; the push service reads TTL and Urgency
+                headers = push_payload.headers(rendered.urgent)
             message = Message(channel, address, rendered.text, f"digest-{row_id}.{key}", lang,
                               rendered.subject or None, rendered.html, headers)
             jobs.append(Job(row_id, channel, address, message, attempts, claim, claimed_at))
@@ -189,5 +191,8 @@ class MessageBuilder:
         key = (stored, language, channel)
         if key not in self.rendered:
             chosen = [self.events[i] for i in event_ids(stored) if i in self.events]
-            self.rendered[key] = render.render_digest(chosen, self.boards, language, channel, self.settings)
+            if channel == PUSH:
+                self.rendered[key] = push_payload.render(chosen, self.boards, language, self.settings)
+            else:
+                self.rendered[key] = render.render_digest(chosen, self.boards, language, channel, self.settings)
         return self.rendered[key]

@@ -60,8 +60,8 @@ class Contact(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     subscriber_id: Mapped[int] = mapped_column(ForeignKey("subscribers.id", ondelete="CASCADE"), index=True)
-    channel: Mapped[str] = mapped_column(String(8))  # "email" or "sms"
-    address: Mapped[str] = mapped_column(String(320))  # lower-cased email, or E.164 phone number
+    channel: Mapped[str] = mapped_column(String(8))  # "email", "sms" or "push"
+    address: Mapped[str] = mapped_column(String(320))  # lower-cased email, E.164 number, or a push endpoint's hash
     status: Mapped[str] = mapped_column(String(16), default=ContactStatus.PENDING.value, index=True)
     frequency: Mapped[str] = mapped_column(String(16), default=Frequency.IMMEDIATE.value)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)

@@ -66,6 +66,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         manage,
         metrics,
         public,
+        push,
         staff,
         subscribe,
         twilio_inbound,
@@ -75,7 +76,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     )
 
     for module in (public, calendar, widgets, api, health, metrics, subscribe, manage, twilio_inbound, twilio_status,
-                   staff, webhook_owner, dev):
+                   staff, webhook_owner, dev, push):
         app.register_blueprint(module.bp)
     metrics.install(app)
+    app.context_processor(push.template_globals)
     return app

@@ -36,7 +36,11 @@ def healthz() -> tuple[Response, int]:
     store = services().boards
     store.refresh()
     boards_file: dict[str, Any] = {"path": str(store.path), "valid": not store.problems, "problems": store.problems}
-    body: dict[str, Any] = {"boards_file": boards_file}
+    settings = services().settings
+    body: dict[str, Any] = {"boards_file": boards_file, "channels": {
+        "email": "smtp" if settings.email_configured else "local outbox",
+        "sms": "twilio" if settings.sms_configured else "local outbox",
+        "push": "on" if settings.push_configured else "off"}}
     good = store.last_good
     if good is not None:
         boards_file["version"] = good.version

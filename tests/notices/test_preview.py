@@ -59,3 +59,23 @@ def test_audience_counts_a_closure_called_off_as_heard_now_even_by_daily_subscri
     with sessions() as session:
         assert audience(session, "tdsb", diff(announced, board, NOW), NOW) == {
             "email": {"now": 1, "daily": 0}, "sms": {"now": 1, "daily": 0}}
+
+
+def test_audience_and_estimates_count_push_subscribers_at_their_own_rate(sessions, boards_file, settings):
+    from notifier.notices.preview import estimates
+    from notifier.subscribers import push
+    from tests.fakes.push_service import Browser
+
+    class Service:  # only what Browser reads: an origin and a registry
+        origin, browsers = "https://fcm.googleapis.com", {}
+
+    board = document.load(str(boards_file)).status.by_id()["tdsb"]
+    with sessions() as session, session.begin():
+        make_subscriber(session)
+        body = {"subscription": Browser(Service).subscription, "boards": {"tdsb": ["secondary"]}}
+        push.store(session, push.parse(body, {"tdsb"}, ("https://fcm.googleapis.com",)), source="test")
+    closed = Board.model_validate({**board.model_dump(mode="json"), "panels": {"secondary": "closed"}})
+    with sessions() as session:
+        counts = audience(session, "tdsb", diff(board, closed), NOW)
+    assert counts["push"] == {"now": 1, "daily": 0}
+    assert estimates(settings, counts)["push"].rate == settings.push_per_second == 200

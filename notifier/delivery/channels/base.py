@@ -1,4 +1,5 @@
-"""The one interface every way a message leaves the building implements (email, SMS, the local outbox).
+"""The one interface every way a message leaves the building implements (email, SMS, webhooks, Web Push, the
+local outbox).
 
 `Channel.send()` does the shared work (timing, masked logging, and making sure every failure is a `DeliveryError`
 that says whose fault it is: see `notifier.errors`); each provider implements only `_send()`, turning its own
@@ -22,6 +23,7 @@ log = logging.getLogger(__name__)
 EMAIL = "email"
 SMS = "sms"
 WEBHOOK = "webhook"
+PUSH = "push"
 
 
 @dataclass(frozen=True)
