@@ -167,10 +167,12 @@ def test_the_list_and_the_report_pass_axe_on_a_phone(page, live_server, settings
                      else "Publish and notify parents").click()
     planning.plan(sessions, settings, utcnow())
     drain(sessions, settings, compose.MessageBuilder)
-    page.get_by_role("link", name="Ce qui a été envoyé aux parents" if language == "fr"
-                     else "What went out to parents").click()
+    with page.expect_navigation(wait_until="load"):  # axe on a page still unloading finds no document
+        page.get_by_role("link", name="Ce qui a été envoyé aux parents" if language == "fr"
+                         else "What went out to parents").click()
     axe(page)
-    page.locator("table.publishes a").first.click()
+    with page.expect_navigation(wait_until="load"):
+        page.locator("table.publishes a").first.click()
     assert page.get_by_role("img").count() == 2  # one chart per channel, each an image with a name
     axe(page)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
