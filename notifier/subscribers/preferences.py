@@ -61,7 +61,8 @@ def validate(session: Session, subscriber: Subscriber, changes: Changes, boards:
         errors["language"] = "language_unknown"
     if any(f not in FREQUENCIES for f in [*changes.frequencies.values(), changes.new_frequency]):
         errors["frequency"] = "frequency_unknown"
-    addresses = []
+    addresses: list[tuple[str, str, str]] = []
+    withheld: list[tuple[str, str, str]] = []
     for name, raw, parse, channel in (("email", changes.new_email, parse_email, EMAIL),
                                       ("phone", changes.new_phone, parse_phone, SMS)):
         if raw.strip():
@@ -70,13 +71,14 @@ def validate(session: Session, subscriber: Subscriber, changes: Changes, boards:
             except ContactError as error:
                 errors[name] = error.code
                 continue
-            if channel == SMS and consent.has_withdrawn(session, SMS, address):
-                errors[name] = "phone_opted_out"
-            addresses.append((channel, address, changes.new_frequency))
+            # A number that texted STOP is answered like any other (its history is not told), and not written to.
+            withdrawn = channel == SMS and consent.has_withdrawn(session, SMS, address)
+            (withheld if withdrawn else addresses).append((channel, address, changes.new_frequency))
     if errors:
         raise SignupError(errors)
     reminders = frozenset((EMAIL, SMS)) if changes.new_reminder else frozenset()
-    return Signup(addresses, follows, changes.language, changes.notify_on_effect, reminders=reminders)
+    return Signup(addresses, follows, changes.language, changes.notify_on_effect, withheld=withheld,
+                  reminders=reminders)
 
 
 def apply(session: Session, subscriber: Subscriber, changes: Changes, valid: Signup, now: datetime,

@@ -80,14 +80,19 @@ def save(token: str) -> tuple[str, int] | Response:
         new_reminder=bool(request.form.get("new_reminder")),
     )
     with transaction(sessions) as session:
+        allowed = ratelimit.allow(session, f"manage:ip:{client_ip()}", settings.signup_limit_per_ip, signup.HOUR, now)
+    with transaction(sessions) as session:
         subscriber = session.get(Subscriber, subscriber_id) if subscriber_id else None
         if subscriber is None or not preferences.live_contacts(subscriber):
             return render_template("subscribe/link_problem.html", problem=problem or "gone"), 400 if problem else 404
+        if not allowed:
+            return _page(token, subscriber, {"new": "too_many_from_ip"}, 429, changes)
         try:
             valid = preferences.validate(session, subscriber, changes, boards)
         except signup.SignupError as error:
             return _page(token, subscriber, error.errors, 400, changes)
-        limited = signup.within_limits(session, settings, valid, now) if valid.addresses else None
+        given = valid.addresses or valid.withheld
+        limited = signup.within_limits(session, settings, valid, now) if given else None
         if limited:
             return _page(token, subscriber, {"new": limited}, 429, changes)
         added = preferences.apply(session, subscriber, changes, valid, now, client_ip())

@@ -9,6 +9,7 @@ from notifier.db import transaction
 from notifier.subscribers.models import Consent, Contact, Follow, Subscriber
 from tests.subscribers.conftest import (
     EMAIL,
+    OTHER_PHONE,
     PHONE,
     contacts,
     csrf_token,
@@ -219,3 +220,32 @@ def test_the_manage_page_turns_morning_reminders_on_and_off(client, smtp_server,
     assert _save(client, path).status_code == 303
     with sessions() as session:
         assert session.get(Contact, contact_id).morning_reminder is False
+
+
+def test_a_number_that_said_stop_added_on_the_manage_page_is_answered_like_any_other_and_not_texted(
+        client, smtp_server, twilio_server, sessions, settings):
+    _confirmed_email(client, smtp_server[0])
+    text_in(client, PHONE, "STOP")
+    path = _manage_path(settings, sessions)
+    stopped = _save(client, path, new_phone=PHONE)
+    fresh = _save(client, path, new_phone=OTHER_PHONE)
+    assert stopped.status_code == fresh.status_code == 303
+    assert twilio_server.sent_to(PHONE) == [] and ("sms", PHONE, "pending") not in contacts(sessions)
+
+
+def test_a_number_that_said_stop_counts_against_the_per_address_limit_on_the_manage_page(
+        client, smtp_server, twilio_server, sessions, settings):
+    _confirmed_email(client, smtp_server[0])
+    text_in(client, PHONE, "STOP")
+    path = _manage_path(settings, sessions)
+    answers = [_save(client, path, new_phone=PHONE).status_code for _ in range(4)]
+    assert answers == [303, 303, 303, 429]
+
+
+def test_saving_the_manage_page_is_limited_per_connection(make_app, smtp_server, sessions):
+    app = make_app(NOTIFIER_SIGNUP_LIMIT_PER_IP=2)
+    client = app.test_client()
+    _confirmed_email(client, smtp_server[0])
+    path = _manage_path(app.extensions["notifier"].settings, sessions)
+    answers = [_save(client, path).status_code for _ in range(3)]
+    assert answers == [303, 303, 429]
