@@ -95,8 +95,9 @@ def save(token: str) -> tuple[str, int] | Response:
         limited = signup.within_limits(session, settings, valid, now) if given else None
         if limited:
             return _page(token, subscriber, {"new": limited}, 429, changes)
-        added = preferences.apply(session, subscriber, changes, valid, now, client_ip())
-        messages = [account.confirmation(settings, c, boards) for c in added]
+        stored = preferences.apply(session, subscriber, changes, valid, now, client_ip())
+        messages = [account.confirmation(settings, c, boards) for c in stored.to_confirm]
+        messages += [account.manage_link(settings, c, boards) for c in stored.already_active]
         left = not preferences.live_contacts(subscriber)
     outcomes = account.deliver(settings, sessions, messages)
     if left:

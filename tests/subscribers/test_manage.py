@@ -249,3 +249,46 @@ def test_saving_the_manage_page_is_limited_per_connection(make_app, smtp_server,
     path = _manage_path(app.extensions["notifier"].settings, sessions)
     answers = [_save(client, path).status_code for _ in range(3)]
     assert answers == [303, 303, 429]
+
+
+def _owners(sessions) -> dict[str, tuple[int, str]]:
+    with sessions() as session:
+        return {c.address: (c.subscriber_id, c.status) for c in session.scalars(select(Contact))}
+
+
+def test_another_familys_pending_address_added_on_the_manage_page_stays_theirs_and_is_sent_its_confirmation(
+        client, smtp_server, sessions, settings):
+    _confirmed_email(client, smtp_server[0])
+    path = _manage_path(settings, sessions)
+    sign_up(client, email="victim@example.org", board="peel")
+    before = _owners(sessions)["victim@example.org"]
+    taken = _save(client, path, new_email="victim@example.org")
+    fresh = _save(client, path, new_email="fresh@example.org")
+    assert taken.status_code == fresh.status_code == 303
+    assert _owners(sessions)["victim@example.org"] == before
+    assert len([m for m in smtp_server[0].messages() if m["To"] == "victim@example.org"]) == 2
+
+
+def test_confirming_after_another_family_added_the_address_follows_the_owners_boards(
+        client, smtp_server, sessions, settings):
+    _confirmed_email(client, smtp_server[0])
+    sign_up(client, email="victim@example.org", board="peel")
+    _save(client, _manage_path(settings, sessions), new_email="victim@example.org")
+    path = link_in([m for m in smtp_server[0].messages() if m["To"] == "victim@example.org"][-1], "/confirm/")
+    client.post(path, data={"csrf_token": csrf_token(client.get(path).get_data(as_text=True))})
+    with sessions() as session:
+        contact = session.scalars(select(Contact).where(Contact.address == "victim@example.org")).one()
+        assert contact.status == "active"
+        assert [f.board_id for f in contact.subscriber.follows] == ["peel"]
+
+
+def test_another_familys_active_address_added_on_the_manage_page_stays_theirs(client, smtp_server, sessions,
+                                                                              settings):
+    _confirmed_email(client, smtp_server[0])
+    path = _manage_path(settings, sessions)
+    sign_up(client, email="victim@example.org", board="peel")
+    confirm = link_in(smtp_server[0].messages()[-1], "/confirm/")
+    client.post(confirm, data={"csrf_token": csrf_token(client.get(confirm).get_data(as_text=True))})
+    before = _owners(sessions)["victim@example.org"]
+    assert _save(client, path, new_email="victim@example.org").status_code == 303
+    assert _owners(sessions)["victim@example.org"] == before
