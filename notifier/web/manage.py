@@ -1,6 +1,7 @@
 """Managing without passwords: the signed manage link, a fresh link on request, and one-click unsubscribe.
 
-The lost-link answer is the same whether or not the address is subscribed. The unsubscribe URL is the RFC 8058
+The lost-link answer is the same whether or not the address is subscribed, and as quick: the link is queued, not
+sent while the visitor waits. The unsubscribe URL is the RFC 8058
 one-click target: a POST with no cookies and no token but the one in the URL unsubscribes and answers 200 (no
 redirect); a GET only shows a page with the button, because mail scanners fetch links.
 """
@@ -99,15 +100,9 @@ def save(token: str) -> tuple[str, int] | Response:
         messages = [account.confirmation(settings, c, boards) for c in stored.to_confirm]
         messages += [account.manage_link(settings, c, boards) for c in stored.already_active]
         left = not preferences.live_contacts(subscriber)
-    outcomes = account.deliver(settings, sessions, messages)
+    account.queue(settings, sessions, messages)  # not waited for: the answer is the same whatever was added
     if left:
         return render_template("manage/left.html"), 200
-    if any(o != account.SENT for o in outcomes):
-        with sessions() as session:
-            subscriber = session.get(Subscriber, subscriber_id)
-            failed = {("phone" if m.channel == "sms" else "email"): f"send_{o}"
-                      for m, o in zip(messages, outcomes, strict=True) if o != account.SENT}
-            return _page(token, subscriber, failed, 400)
     return redirect(url_for("manage.manage", token=token, saved=1), 303)
 
 
@@ -151,7 +146,7 @@ def send_link() -> tuple[str, int]:
         contact = find_contact(session, channel, address)
         live = contact is not None and contact.status in (ContactStatus.ACTIVE.value, ContactStatus.PENDING.value)
         messages = [account.manage_link(settings, contact, boards_by_id())] if live else []
-    account.deliver(settings, sessions, messages)
+    account.queue(settings, sessions, messages)  # not waited for: answered at once, subscribed or not
     return render_template("manage/lost_sent.html", channel=channel), 200
 
 

@@ -79,5 +79,5 @@ def answer(sender: str, body: str, sid: str | None = None) -> str | None:
     with transaction(services().sessions) as session:
         contact = find_contact(session, SMS, number)
         row_id = express.enqueue(session, message, contact.id if contact else None)
-    express.deliver(services().sessions, settings, [row_id], wait=0)
+    express.send_soon(services().sessions, settings, [row_id])
     return text
