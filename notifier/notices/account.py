@@ -47,8 +47,7 @@ def _reference(kind: str, contact_id: int) -> str:
 
 def confirmation(settings, contact: Contact, boards: Mapping[str, Board], invited: bool = False) -> Message:
     """The double opt-in request: a signed link by email, "reply YES" by text. `invited`: from a board's list."""
-    return confirmation_for(settings, Addressee(contact.id, contact.channel, contact.address,
-                                                contact.subscriber.language), follows_of(contact, boards), invited)
+    return confirmation_for(settings, _addressee(contact), follows_of(contact, boards), invited)
 
 
 @dataclass(frozen=True)
@@ -59,6 +58,7 @@ class Addressee:
     channel: str
     address: str
     language: str
+    link_key: str | None = None  # bound into the unsubscribe link when known (see `links.unsubscribe_url`)
 
 
 def confirmation_for(settings, to: Addressee, follows: list[dict], invited: bool = False) -> Message:
@@ -85,12 +85,12 @@ def manage_link(settings, contact: Contact, boards: Mapping[str, Board]) -> Mess
 
 
 def _addressee(contact: Contact) -> Addressee:
-    return Addressee(contact.id, contact.channel, contact.address, contact.subscriber.language)
+    return Addressee(contact.id, contact.channel, contact.address, contact.subscriber.language, contact.link_key)
 
 
 def _email(settings, to: Addressee, template: str, subject: str, context: dict) -> Message:
     language = to.language
-    unsubscribe = links.unsubscribe_url(settings, to.contact_id)
+    unsubscribe = links.unsubscribe_url(settings, to.contact_id, to.link_key)
     context = {**context, "subject": subject, "sender": settings.sender, "unsubscribe_url": unsubscribe}
     return Message(
         channel=EMAIL, to=to.address, reference=_reference(template, to.contact_id), language=language,

@@ -164,7 +164,7 @@ def compose(settings: Settings, contact: Contact, items: list[Item], today: date
     if contact.channel != EMAIL:
         return Message(channel=contact.channel, to=contact.address, reference=reference, language=language,
                        text=templates.render("sms/reminder.txt", language, **context).strip())
-    unsubscribe = links.unsubscribe_url(settings, contact.id)
+    unsubscribe = links.unsubscribe_url(settings, contact.id, contact.link_key)
     subject = templates.render("email/reminder_subject.txt", language, **context).strip()
     context = {**context, "subject": subject, "sender": settings.sender, "unsubscribe_url": unsubscribe,
                "manage_url": links.manage_url(settings, contact.subscriber_id)}

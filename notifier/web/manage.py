@@ -151,10 +151,17 @@ def send_link() -> tuple[str, int]:
 
 
 def _unsubscribe_target(token: str) -> tuple[int | None, str | None]:
+    """The contact an unsubscribe link names, or (None, "expired" / "invalid"); a link made for an earlier holder
+    of the contact's id (a purged sign-up's) is invalid."""
     try:
-        return links.read_unsubscribe(services().settings, token), None
+        contact_id, key, signed_at = links.read_unsubscribe(services().settings, token)
     except links.LinkError as error:
         return None, error.reason
+    with services().sessions() as session:
+        contact = session.get(Contact, contact_id)
+        if contact is not None and not links.unsubscribe_names(key, signed_at, contact.link_key, contact.created_at):
+            return None, "invalid"
+    return contact_id, None
 
 
 @bp.get("/unsubscribe/<token>")

@@ -292,3 +292,24 @@ def test_another_familys_active_address_added_on_the_manage_page_stays_theirs(cl
     before = _owners(sessions)["victim@example.org"]
     assert _save(client, path, new_email="victim@example.org").status_code == 303
     assert _owners(sessions)["victim@example.org"] == before
+
+
+def test_an_unsubscribe_link_opts_out_only_the_contact_it_was_made_for(app, smtp_server, sessions, settings):
+    from datetime import timedelta
+
+    from notifier.db import utcnow
+
+    client = app.test_client()
+    sign_up(client, email=EMAIL)
+    with sessions() as session:
+        contact = session.scalars(select(Contact)).one()
+        theirs = links.unsubscribe_url(settings, contact.id, contact.link_key).removeprefix(settings.base_url)
+    with transaction(sessions) as session:  # the same id now names another parent (a different key)
+        session.get(Contact, contact.id).link_key = "someone-else"
+    assert client.post(theirs).status_code == 400
+    assert contacts(sessions) == [("email", EMAIL, "pending")]
+    old = links.unsubscribe_url(settings, contact.id).removeprefix(settings.base_url)  # a link without a key
+    with transaction(sessions) as session:  # ... made before this contact existed
+        session.get(Contact, contact.id).created_at = utcnow() + timedelta(minutes=1)
+    assert client.post(old).status_code == 400
+    assert contacts(sessions) == [("email", EMAIL, "pending")]
