@@ -213,7 +213,7 @@ def populate(sessions, count: int, only: str | None = None) -> None:
                 "id": i, "subscriber_id": i, "channel": "sms" if _by_text(i, only) else "email",
                 "address": f"+1{2_000_000_000 + i}" if _by_text(i, only) else f"parent{i}@example.org",
                 "status": "active", "frequency": "immediate", "created_at": now, "seen_event_id": 0,
-                "morning_reminder": False,
+                "morning_reminder": False, "link_key": f"bench-{i}",
             } for i in ids])
     with sessions() as session, session.begin():
         if session.get_bind().dialect.name == "postgresql":

@@ -11,6 +11,8 @@ calendar link never expires (a calendar app cannot ask for a fresh one); it stop
 from __future__ import annotations
 
 import hashlib
+import hmac
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -63,9 +65,14 @@ def manage_url(settings: Any, subscriber_id: int) -> str:
     return f"{settings.base_url}/manage/{_serializer(settings, 'manage').dumps(subscriber_id)}"
 
 
-def unsubscribe_url(settings: Any, contact_id: int) -> str:
-    """The RFC 8058 one-click target for one contact: POST unsubscribes; GET shows a page with a button."""
-    return f"{settings.base_url}/unsubscribe/{_serializer(settings, 'unsubscribe').dumps(contact_id)}"
+def unsubscribe_url(settings: Any, contact_id: int, link_key: str | None = None) -> str:
+    """The RFC 8058 one-click target for one contact: POST unsubscribes; GET shows a page with a button.
+
+    With the contact's `link_key` (migration 0017) the link names that contact and no other; without it (a bulk
+    invitation, a link made before 0017) it is honoured only for a contact created before the link was signed
+    (`unsubscribe_names`)."""
+    value: Any = [contact_id, link_key] if link_key else contact_id
+    return f"{settings.base_url}/unsubscribe/{_serializer(settings, 'unsubscribe').dumps(value)}"
 
 
 def calendar_url(settings: Any, subscriber_id: int, scheme: str = "https") -> str:
@@ -96,12 +103,32 @@ def read_calendar(settings: Any, token: str) -> int:
     return value
 
 
-def read_unsubscribe(settings: Any, token: str) -> int:
-    """The contact id in an unsubscribe link; raises `LinkError`."""
-    value = _load(settings, "unsubscribe", token, UNSUBSCRIBE_MAX_AGE)
-    if not isinstance(value, int):
-        raise LinkError("invalid")
-    return value
+def read_unsubscribe(settings: Any, token: str) -> tuple[int, str | None, datetime]:
+    """(contact id, link key or None, when the link was signed) from an unsubscribe link; raises `LinkError`."""
+    try:
+        value, signed_at = _serializer(settings, "unsubscribe").loads(token, max_age=UNSUBSCRIBE_MAX_AGE,
+                                                                      return_timestamp=True)
+    except SignatureExpired:
+        raise LinkError("expired") from None
+    except BadSignature:
+        raise LinkError("invalid") from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value, None, signed_at
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[0], int) and isinstance(value[1], str):
+        return value[0], value[1], signed_at
+    raise LinkError("invalid")
+
+
+def unsubscribe_names(link_key: str | None, signed_at: datetime, contact_key: str | None,
+                      contact_created_at: datetime | None) -> bool:
+    """Whether an unsubscribe link read by `read_unsubscribe` names this contact, not an earlier holder of its id:
+    its key matches, or (a link without one) the contact existed when the link was signed."""
+    if link_key is not None:
+        return contact_key is not None and hmac.compare_digest(link_key, contact_key)
+    if contact_created_at is None:
+        return False
+    created = contact_created_at if contact_created_at.tzinfo else contact_created_at.replace(tzinfo=UTC)
+    return created.replace(microsecond=0) <= signed_at.astimezone(UTC)
 
 
 def read_confirm(settings: Any, token: str) -> tuple[int, str]:

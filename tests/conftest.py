@@ -17,13 +17,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from flask import Flask
+from flask.testing import FlaskClient
 from sqlalchemy import inspect, select, text
 
 from notifier import migrate
 from notifier.clock import cycle_steps
 from notifier.config import ROOT, Settings
 from notifier.db import Base, make_engine, make_sessionmaker
-from notifier.delivery import health, outbox, senders, totals  # noqa: F401 - every module that declares tables
+from notifier.delivery import express, health, outbox, senders, totals  # noqa: F401 - every module that declares tables
 from notifier.delivery.outbox import OutboxRow
 from notifier.staff import models as staff_models  # noqa: F401
 from notifier.status import cycle, history  # noqa: F401
@@ -34,6 +36,33 @@ from notifier.subscribers.models import Contact, Follow, Subscriber
 for _name in list(os.environ):
     if _name.startswith("TWILIO_") or _name in ("NOTIFIER_SMTP_URL", "NOTIFIER_BASE_URL", "NOTIFIER_BOARDS_FILE"):
         del os.environ[_name]
+
+
+
+class SettlingClient(FlaskClient):
+    """A test client that, after each request, waits for the messages the app left to send in the background
+    (`express.send_soon`), so a test reads the inbox as a parent would a moment later. The app itself never waits:
+    a test of the answer itself uses `FlaskClient` (see tests/web/test_answer_times.py)."""
+
+    def open(self, *args, **kwargs):
+        response = super().open(*args, **kwargs)
+        express.settle()
+        return response
+
+
+Flask.test_client_class = SettlingClient
+
+
+@pytest.fixture(autouse=True)
+def _fresh_pacers():
+    """Each test starts with this process's pacers new: a test that moved the clock forward and sent (a sign-in
+    link in the background, say) leaves slots reserved in its future, which would hold the next test's sends."""
+    from notifier.delivery import pacing
+
+    yield
+    express.settle()
+    with pacing._pacers_lock:
+        pacing._pacers.clear()
 
 ACCOUNT_SID = "AC" + "7" * 32
 AUTH_TOKEN = "test-auth-token"  # noqa: S105 - the fake server's, not a real secret

@@ -5,7 +5,7 @@ Endpoints added before keep their owner unconfirmed: the next planning pass send
 link, and until they confirm, no "webhook turned off" email goes to them.
 
 Revision ID: 0018
-Revises: 0016
+Revises: 0017
 """
 
 import sqlalchemy as sa
@@ -14,7 +14,7 @@ from alembic import op
 from notifier.db import UtcDateTime
 
 revision = "0018"
-down_revision = "0016"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 

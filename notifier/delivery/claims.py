@@ -4,18 +4,24 @@ Rows are claimed in small batches, most pressing first: what a parent waits for 
 replies), then urgent digests, then the rest (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite: one atomic UPDATE, as
 SQLite has a single writer). They are marked `sending` under the claimer's token: `sender:<id>` for a registered
 sending process (see `senders`), so its successor can tell its abandoned claims from live ones at once.
+
+Whether the contact still wants the row is checked here, as it leaves, not when it was planned: a row whose words
+were fixed earlier (a morning reminder) for a contact that has since opted out, been marked invalid, or (for a
+reminder) turned reminders off, is cancelled when claimed and never sent. Messages a parent waits for (priority
+ACCOUNT) are exempt: the reply to STOP goes to a number that just opted out.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from notifier.db import utcnow
 from notifier.delivery import senders
-from notifier.delivery.outbox import OutboxRow, RowStatus
+from notifier.delivery.outbox import REMINDER_KEY_PREFIX, OutboxRow, Priority, RowStatus
+from notifier.subscribers.models import Contact, ContactStatus
 
 UNCERTAIN = "uncertain"  # the claim of a row that may have reached the provider: reconciled before any resend
 UNCERTAIN_GRACE = timedelta(seconds=60)  # a slow provider may still be creating it: look only after this long
@@ -44,7 +50,25 @@ def claim(session: Session, channel: str, now: datetime, limit: int, token: str,
         .values(status=RowStatus.SENDING.value, claim=token, claimed_at=utcnow())
         .returning(OutboxRow.id).execution_options(synchronize_session=False)
     )
-    return sorted(claimed.scalars())
+    ids = sorted(claimed.scalars())
+    unwanted = set(_unwanted(session, ids)) if ids else set()
+    if unwanted:
+        session.execute(
+            update(OutboxRow).where(OutboxRow.id.in_(unwanted), OutboxRow.claim == token)
+            .values(status=RowStatus.CANCELLED.value, payload=None, last_error="contact no longer wants it")
+            .execution_options(synchronize_session=False)
+        )
+    return [i for i in ids if i not in unwanted]
+
+
+def _unwanted(session: Session, ids: list[int]) -> list[int]:
+    """Of the claimed `ids`, the rows whose contact no longer wants them (see the module's docstring)."""
+    return list(session.scalars(
+        select(OutboxRow.id).join(Contact, Contact.id == OutboxRow.contact_id)
+        .where(OutboxRow.id.in_(ids), OutboxRow.priority != Priority.ACCOUNT,
+               or_(Contact.status.in_([ContactStatus.OPTED_OUT.value, ContactStatus.INVALID.value]),
+                   and_(OutboxRow.digest_key.startswith(REMINDER_KEY_PREFIX), Contact.morning_reminder.is_(False))))
+    ))
 
 
 def orphaned(session: Session, token: str | None, claimed_at: datetime | None, now: datetime,

@@ -1,16 +1,20 @@
-"""Messages a parent is waiting for (a confirmation, a manage link, the reply to a texted keyword).
+"""Messages a parent is waiting for (a confirmation, a manage link, the reply to a texted keyword, a staff sign-in
+link).
 
 They go into the outbox with their words fixed (`payload`) and at the top priority, so they count against the
-sender's rate like every text and overtake a running fan-out: a sending process claims them within a second or
-two. The web process that asked waits for the outcome, so the page can say when the number is refused (Twilio
-21610: opted out; 21211: invalid). When no sending process runs (a test, a clock that is down), the web process
-sends them itself, through the same rate limiter, rather than leave the parent waiting.
+sender's rate like every text and overtake a running fan-out: a sending process (the clock's sending loop by
+default) claims them within a second or two. A web page never waits for them (`send_soon`): it answers at once and
+the same for every address, so neither its words nor its answer time tell whether an address is subscribed. When no
+sending process runs (a test, a clock that is down), the web process sends them itself, in a background thread,
+through the same rate limiter, rather than leave the parent waiting. A command (`invite`) may wait for the outcome
+(`deliver`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterable
 from datetime import datetime
@@ -98,6 +102,48 @@ def deliver(sessions: sessionmaker[Session], settings: Settings, ids: list[int],
     if not alive:
         _send_here(sessions, settings, ids)
     return _await(sessions, ids, wait)
+
+
+# This process's background sends (threads, not shared state): `settle` waits for them.
+_couriers: set[threading.Thread] = set()
+_couriers_lock = threading.Lock()
+
+
+def send_soon(sessions: sessionmaker[Session], settings: Settings, ids: list[int]) -> None:
+    """Leave the rows `ids` to be sent without waiting: by a sending process if one runs, else by a background
+    thread of this process. No SMTP or Twilio I/O happens in the caller, and the same work is done whether `ids`
+    is empty or not (the caller's answer time tells nothing)."""
+    with sessions() as session:
+        alive = bool(senders.live(session))
+    if alive or not ids:
+        return
+    thread = threading.Thread(target=_send_in_background, args=(sessions, settings, list(ids)), name="express",
+                              daemon=True)
+    with _couriers_lock:
+        _couriers.add(thread)
+    thread.start()
+
+
+def _send_in_background(sessions: sessionmaker[Session], settings: Settings, ids: list[int]) -> None:
+    try:
+        _send_here(sessions, settings, ids)
+    except Exception:  # the rows stay in the outbox: a sending process (or reconciliation) takes them later
+        log.exception("express: background send of outbox rows %s failed", ids)
+    finally:
+        with _couriers_lock:
+            _couriers.discard(threading.current_thread())
+
+
+def settle(timeout: float = 30.0) -> None:
+    """Wait up to `timeout` seconds for this process's background sends to finish (tests; a process stopping)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with _couriers_lock:
+            running = list(_couriers)
+        if not running or time.monotonic() > deadline:
+            return
+        for thread in running:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _send_here(sessions: sessionmaker[Session], settings: Settings, ids: list[int]) -> None:

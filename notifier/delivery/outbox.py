@@ -30,6 +30,9 @@ class RowStatus(StrEnum):
     SUPERSEDED = "superseded"  # found stale when about to leave (a correction came after it): merged, not sent
 
 
+REMINDER_KEY_PREFIX = "reminder-"  # a morning reminder's `digest_key` ("reminder-2026-11-24"): see notices.reminders
+
+
 class Priority:
     """Claiming order: what a parent waits for on a page or a phone, then the end of a closure (a correction goes
     before the stale closures it overtook, which are only settled when claimed), then every digest (urgent ones

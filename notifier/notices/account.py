@@ -1,9 +1,9 @@
 """The few messages this part sends itself: confirmation requests and manage links, by email or text.
 
 They go through the outbox at the top priority (`delivery.express`), so they count against the sender's rate and
-overtake a running fan-out; the caller waits for the outcome, because a parent is waiting on the page. A refusal
-is acted on by the sender: Twilio 21610 (the number texted STOP) opts the contact out; a recipient's refusal
-(21211, 21614, SMTP 5.1.1) marks it invalid. The caller shows the parent what happened.
+overtake a running fan-out; the page does not wait for them (`queue`): it answers at once and the same for every
+address, so it tells nothing about who is subscribed. A refusal is acted on by the sender: Twilio 21610 (the number
+texted STOP) opts the contact out; a recipient's refusal (21211, 21614, SMTP 5.1.1) marks it invalid.
 """
 
 from __future__ import annotations
@@ -28,9 +28,6 @@ from notifier.subscribers.models import Contact
 
 log = logging.getLogger(__name__)
 
-SENT, REFUSED_OPTED_OUT, REFUSED_INVALID, FAILED = express.SENT, express.OPTED_OUT, express.INVALID, express.FAILED
-
-
 def follows_of(contact: Contact, boards: Mapping[str, Board]) -> list[dict]:
     """The family's follows as template data: board, its short code, and the panels followed, board by board."""
     return follows_data([(f.board_id, f.panel) for f in contact.subscriber.follows], boards)
@@ -50,8 +47,7 @@ def _reference(kind: str, contact_id: int) -> str:
 
 def confirmation(settings, contact: Contact, boards: Mapping[str, Board], invited: bool = False) -> Message:
     """The double opt-in request: a signed link by email, "reply YES" by text. `invited`: from a board's list."""
-    return confirmation_for(settings, Addressee(contact.id, contact.channel, contact.address,
-                                                contact.subscriber.language), follows_of(contact, boards), invited)
+    return confirmation_for(settings, _addressee(contact), follows_of(contact, boards), invited)
 
 
 @dataclass(frozen=True)
@@ -62,6 +58,7 @@ class Addressee:
     channel: str
     address: str
     language: str
+    link_key: str | None = None  # bound into the unsubscribe link when known (see `links.unsubscribe_url`)
 
 
 def confirmation_for(settings, to: Addressee, follows: list[dict], invited: bool = False) -> Message:
@@ -88,12 +85,12 @@ def manage_link(settings, contact: Contact, boards: Mapping[str, Board]) -> Mess
 
 
 def _addressee(contact: Contact) -> Addressee:
-    return Addressee(contact.id, contact.channel, contact.address, contact.subscriber.language)
+    return Addressee(contact.id, contact.channel, contact.address, contact.subscriber.language, contact.link_key)
 
 
 def _email(settings, to: Addressee, template: str, subject: str, context: dict) -> Message:
     language = to.language
-    unsubscribe = links.unsubscribe_url(settings, to.contact_id)
+    unsubscribe = links.unsubscribe_url(settings, to.contact_id, to.link_key)
     context = {**context, "subject": subject, "sender": settings.sender, "unsubscribe_url": unsubscribe}
     return Message(
         channel=EMAIL, to=to.address, reference=_reference(template, to.contact_id), language=language,
@@ -104,15 +101,14 @@ def _email(settings, to: Addressee, template: str, subject: str, context: dict) 
     )
 
 
-def deliver(settings, sessions: sessionmaker[Session], messages: list[Message],
-            priority: int = Priority.ACCOUNT) -> list[str]:
-    """Send each message now (through the outbox, first in line); one outcome per message, refusals recorded."""
-    if not messages:
-        return []
-    with transaction(sessions) as session:
-        ids = []
-        for message in messages:
-            contact = find_contact(session, message.channel, message.to)
-            ids.append(express.enqueue(session, message, contact.id if contact else None, priority))
-    outcomes = express.deliver(sessions, settings, ids)
-    return [outcomes[row_id] for row_id in ids]
+def queue(settings, sessions: sessionmaker[Session], messages: list[Message],
+          priority: int = Priority.ACCOUNT) -> None:
+    """Put each message in the outbox, first in line, and leave it to be sent (`express.send_soon`): a page answers
+    at once, the same whether or not there was anything to send."""
+    ids = []
+    if messages:
+        with transaction(sessions) as session:
+            for message in messages:
+                contact = find_contact(session, message.channel, message.to)
+                ids.append(express.enqueue(session, message, contact.id if contact else None, priority))
+    express.send_soon(sessions, settings, ids)

@@ -69,7 +69,7 @@ class MessageBuilder:
                 select(OutboxRow.id, OutboxRow.channel, OutboxRow.event_ids, OutboxRow.digest_key,
                        OutboxRow.attempts, OutboxRow.claim, OutboxRow.claimed_at, Contact.id, Contact.address,
                        Contact.status, Subscriber.id, Subscriber.language, Subscriber.notify_on_effect,
-                       OutboxRow.status, _older_unsettled())
+                       OutboxRow.status, _older_unsettled(), Contact.link_key)
                 .join(Contact, Contact.id == OutboxRow.contact_id)
                 .join(Subscriber, Subscriber.id == Contact.subscriber_id)
                 .where(OutboxRow.id.in_(ids))
@@ -98,7 +98,7 @@ class MessageBuilder:
             rendered = self._render(stored, lang, channel)
             headers = {}
             if channel == EMAIL:
-                unsubscribe = links.unsubscribe_url(self.settings, contact_id)
+                unsubscribe = links.unsubscribe_url(self.settings, contact_id, row[15])
                 rendered = rendered.with_links(links.manage_url(self.settings, sub_id), unsubscribe)
                 headers = {"List-Unsubscribe": f"<{unsubscribe}>",
                            "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}

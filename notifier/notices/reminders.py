@@ -7,7 +7,8 @@ still closed?". A contact that opted in (`Contact.morning_reminder`) gets, on ea
 effect, nothing on weekends, nothing to a contact whose daily summary goes out that same morning (it says as much),
 and never twice a day: the row's key is the date, unique per contact in the outbox.
 
-Its words are fixed when planned (the row's `payload`, like a confirmation's), in the family's language.
+Its words are fixed when planned (the row's `payload`, like a confirmation's), in the family's language; whether the
+contact still wants it (not opted out, reminders still on) is checked as it leaves (`delivery.claims`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from notifier import links
 from notifier.config import Settings
 from notifier.db import hold_lock
 from notifier.delivery.channels import EMAIL, Message
-from notifier.delivery.outbox import OutboxRow, Priority, RowStatus
+from notifier.delivery.outbox import REMINDER_KEY_PREFIX, OutboxRow, Priority, RowStatus
 from notifier.formatting import TORONTO
 from notifier.notices import quiet_hours, templates
 from notifier.status.boards import Board, Category, Panel, Status
@@ -35,7 +36,7 @@ from notifier.subscribers.models import Contact, ContactStatus, Follow, Subscrib
 log = logging.getLogger(__name__)
 
 WINDOW = timedelta(hours=3)  # a clock down at the summary time still reminds until then; later is no morning
-KEY = "reminder-{day}"
+KEY = REMINDER_KEY_PREFIX + "{day}"
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,7 @@ def compose(settings: Settings, contact: Contact, items: list[Item], today: date
     if contact.channel != EMAIL:
         return Message(channel=contact.channel, to=contact.address, reference=reference, language=language,
                        text=templates.render("sms/reminder.txt", language, **context).strip())
-    unsubscribe = links.unsubscribe_url(settings, contact.id)
+    unsubscribe = links.unsubscribe_url(settings, contact.id, contact.link_key)
     subject = templates.render("email/reminder_subject.txt", language, **context).strip()
     context = {**context, "subject": subject, "sender": settings.sender, "unsubscribe_url": unsubscribe,
                "manage_url": links.manage_url(settings, contact.subscriber_id)}

@@ -4,7 +4,9 @@ A link is good once, for 15 minutes. Only a SHA-256 of its token is stored, so a
 used to sign in. Requests are limited per IP (too many: refused). Emails are limited per address, silently: no new
 link while one sent in the last `EMAIL_SPACING_SECONDS` is unused, the page saying the same either way. Requests
 from many IPs can then neither lock the owner out (a link sent minutes ago is in their inbox, still good) nor flood
-their inbox. The answer never says whether an address has an account. Every refusal is logged, address masked.
+their inbox. The answer never says whether an address has an account, nor hints at it by its time: the email is
+queued in the outbox (`delivery.express`), never sent while the visitor waits. Every refusal is logged, address
+masked.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from notifier.config import Settings
+from notifier.delivery import express
 from notifier.delivery.channels import EMAIL, Message
-from notifier.errors import DeliveryError
 from notifier.masking import mask_email
 from notifier.notices import templates
 from notifier.staff import accounts, models
@@ -81,9 +83,10 @@ def redeem(session: Session, token: str, now: datetime, ip: str = "") -> models.
 
 
 def request_link(session: Session, settings: Settings, email: str, ip: str, language: str, now: datetime,
-                 link_for: Callable[[str], str]) -> Outcome:
-    """Rate-limit per IP, then email a sign-in link if `email` has an account and none went to it moments ago.
+                 link_for: Callable[[str], str]) -> tuple[Outcome, list[int]]:
+    """Rate-limit per IP, then queue a sign-in link if `email` has an account and none went to it moments ago.
 
+    Returns the outcome and the outbox rows queued (for `express.send_soon` once `session` is committed).
     `link_for(token)` builds the absolute URL. Only the per-IP limit refuses (LIMITED); the per-address one only
     holds the email back (HELD), so nobody can lock an address's owner out by asking for it from many IPs.
     """
@@ -91,22 +94,23 @@ def request_link(session: Session, settings: Settings, email: str, ip: str, lang
         address = accounts.normalise_email(email)
     except accounts.StaffError:
         log.warning("staff sign-in refused: not an email address, from %s", ip)
-        return Outcome.INVALID
+        return Outcome.INVALID, []
     if not ratelimit.allow(session, f"staff-signin-ip:{ip}", *LIMIT_PER_IP, now):
         log.warning("staff sign-in refused: too many requests from %s (for %s)", ip, mask_email(address))
-        return Outcome.LIMITED
+        return Outcome.LIMITED, []
     member = accounts.find(session, address)
     if member is None:
         log.warning("staff sign-in refused: no account for %s (from %s)", mask_email(address), ip)
-        return Outcome.NO_ACCOUNT
+        return Outcome.NO_ACCOUNT, []
     if _unused_link_sent_since(session, member, now - timedelta(seconds=EMAIL_SPACING_SECONDS)):
         log.warning("staff sign-in link to %s not sent: one was sent moments ago (request from %s)",
                     mask_email(address), ip)
-        return Outcome.HELD
+        return Outcome.HELD, []
     token = issue(session, member, now)
-    _send(settings, member.email, link_for(token), language, reference=f"staff-signin-{_hash(token)[:16]}")
-    log.info("staff sign-in link sent to %s (from %s)", mask_email(member.email), ip)
-    return Outcome.SENT
+    row = _queue(session, settings, member.email, link_for(token), language,
+                 reference=f"staff-signin-{_hash(token)[:16]}")
+    log.info("staff sign-in link queued for %s (from %s)", mask_email(member.email), ip)
+    return Outcome.SENT, [row]
 
 
 def _unused_link_sent_since(session: Session, member: models.StaffMember, since: datetime) -> bool:
@@ -117,9 +121,8 @@ def _unused_link_sent_since(session: Session, member: models.StaffMember, since:
     ) is not None
 
 
-def _send(settings: Settings, to: str, link: str, language: str, reference: str) -> None:
-    from notifier.delivery import channels
-
+def _queue(session: Session, settings: Settings, to: str, link: str, language: str, reference: str) -> int:
+    """The sign-in email, put in the outbox first in line; its row id."""
     minutes = int(LINK_LIFETIME.total_seconds() // 60)
     context = {"link": link, "minutes": minutes, "base_url": settings.base_url, "sender": settings.sender}
     message = Message(
@@ -128,9 +131,5 @@ def _send(settings: Settings, to: str, link: str, language: str, reference: str)
         text=templates.render("email/staff_signin.txt", language, **context),
         html=templates.render("email/staff_signin.html", language, **context),
     )
-    try:
-        channels.build(settings)[EMAIL].send(message)
-    except DeliveryError as error:
-        # The page must not reveal that the address has an account, so this is only logged (and alerting
-        # on these log lines tells the operator that staff cannot sign in).
-        log.error("staff sign-in link to %s could not be sent: %s", mask_email(to), error)
+    # A failed send is logged by the sender (masked); alerting on it tells the operator staff cannot sign in.
+    return express.enqueue(session, message, None)

@@ -18,6 +18,7 @@ import functools
 import itertools
 import multiprocessing
 import os
+import secrets
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -305,7 +306,7 @@ def _write(session: Session, plan: _Plan, now: datetime, source: str, confirmed:
     contacts = [{"subscriber_id": ids[o], "channel": c, "address": a, "frequency": Frequency.IMMEDIATE.value,
                  "status": ContactStatus.ACTIVE.value if confirmed else ContactStatus.PENDING.value,
                  "created_at": now, "status_changed_at": now, "confirmed_at": now if confirmed else None,
-                 "seen_event_id": seen} for o, c, a in plan.new_contacts]
+                 "seen_event_id": seen, "link_key": secrets.token_urlsafe(16)} for o, c, a in plan.new_contacts]
     insert_many(session, Contact.__table__, contacts, BATCH)  # (channel, address) is unique: ids are read back
     actions = [consent.GIVEN, consent.CONFIRMED] if confirmed else [consent.GIVEN]
     consent.record_many(session, ({"channel": c, "address": a, "action": action, "method": "import", "source": source,

@@ -8,6 +8,7 @@ which board and panel the family follows. Consent evidence lives in `Consent` ro
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from enum import StrEnum
 
@@ -72,6 +73,9 @@ class Contact(Base):
     keyword_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     # A short reminder each school morning while a followed board or panel is closed or working to rule (opt-in).
     morning_reminder: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # A random value bound into this contact's unsubscribe links, so a link names this contact and no other
+    # (migration 0017; see `notifier.links.unsubscribe_url`).
+    link_key: Mapped[str] = mapped_column(String(32), default=lambda: secrets.token_urlsafe(16))
 
     subscriber: Mapped[Subscriber] = relationship(back_populates="contacts")
 

@@ -1,8 +1,9 @@
 """Changing a subscription from its manage link: boards and panels, language, frequency, channels, or leaving.
 
 The signed link is the only key, so what it can do is bounded: it changes this family's settings, stops its own
-addresses, and may *add* an address only as pending (that address confirms it, like at sign-up). An address that
-is already active elsewhere is never moved.
+addresses, and may *add* an address only as pending (that address confirms it, like at sign-up). Another
+family's address, pending, active or invalid, is never moved: it is only sent its own confirmation or manage link
+again, and the page answers the same in every case.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from notifier.subscribers.signup import (
     LANGUAGES,
     Signup,
     SignupError,
+    Stored,
     attach_pending,
     parse_follows,
     set_follows,
@@ -61,7 +63,8 @@ def validate(session: Session, subscriber: Subscriber, changes: Changes, boards:
         errors["language"] = "language_unknown"
     if any(f not in FREQUENCIES for f in [*changes.frequencies.values(), changes.new_frequency]):
         errors["frequency"] = "frequency_unknown"
-    addresses = []
+    addresses: list[tuple[str, str, str]] = []
+    withheld: list[tuple[str, str, str]] = []
     for name, raw, parse, channel in (("email", changes.new_email, parse_email, EMAIL),
                                       ("phone", changes.new_phone, parse_phone, SMS)):
         if raw.strip():
@@ -70,18 +73,20 @@ def validate(session: Session, subscriber: Subscriber, changes: Changes, boards:
             except ContactError as error:
                 errors[name] = error.code
                 continue
-            if channel == SMS and consent.has_withdrawn(session, SMS, address):
-                errors[name] = "phone_opted_out"
-            addresses.append((channel, address, changes.new_frequency))
+            # A number that texted STOP is answered like any other (its history is not told), and not written to.
+            withdrawn = channel == SMS and consent.has_withdrawn(session, SMS, address)
+            (withheld if withdrawn else addresses).append((channel, address, changes.new_frequency))
     if errors:
         raise SignupError(errors)
     reminders = frozenset((EMAIL, SMS)) if changes.new_reminder else frozenset()
-    return Signup(addresses, follows, changes.language, changes.notify_on_effect, reminders=reminders)
+    return Signup(addresses, follows, changes.language, changes.notify_on_effect, withheld=withheld,
+                  reminders=reminders)
 
 
 def apply(session: Session, subscriber: Subscriber, changes: Changes, valid: Signup, now: datetime,
-          source: str) -> list[Contact]:
-    """Apply validated changes; returns the newly added contacts that now need their confirmation."""
+          source: str) -> Stored:
+    """Apply validated changes; returns the contacts to send their confirmation (new ones, and another family's
+    pending ones) and other families' active contacts (sent their manage link), as `signup.store` does."""
     subscriber.language = valid.language
     subscriber.notify_on_effect = valid.notify_on_effect
     set_follows(subscriber, valid.follows)
@@ -93,18 +98,23 @@ def apply(session: Session, subscriber: Subscriber, changes: Changes, valid: Sig
             contact.frequency = changes.frequencies[contact.id]
         if changes.reminders is not None:
             contact.morning_reminder = contact.id in changes.reminders
-    added = []
+    stored = Stored([], [])
     for channel, address, frequency in valid.addresses:
         contact = find_contact(session, channel, address)
-        if contact is not None and contact.subscriber_id == subscriber.id \
-                and contact.status != ContactStatus.OPTED_OUT.value:
-            continue  # already one of ours
-        if contact is not None and contact.status == ContactStatus.ACTIVE.value:
-            continue  # someone's active address: never moved by another family's link
+        if contact is not None and contact.status != ContactStatus.OPTED_OUT.value:
+            if contact.subscriber_id == subscriber.id:
+                continue  # already one of ours
+            # Another family's address stays theirs, whatever its state: a pending one is only sent its own
+            # confirmation again (to join *their* family), an active one its manage link, an invalid one nothing.
+            if contact.status == ContactStatus.PENDING.value:
+                stored.to_confirm.append(contact)
+            elif contact.status == ContactStatus.ACTIVE.value:
+                stored.already_active.append(contact)
+            continue
         contact = attach_pending(session, subscriber, contact, (channel, address, frequency), now, "web", source)
         contact.morning_reminder = channel in valid.reminders
-        added.append(contact)
-    return added
+        stored.to_confirm.append(contact)
+    return stored
 
 
 def leave(session: Session, subscriber: Subscriber, source: str, method: str = "web") -> None:

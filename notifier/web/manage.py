@@ -1,6 +1,7 @@
 """Managing without passwords: the signed manage link, a fresh link on request, and one-click unsubscribe.
 
-The lost-link answer is the same whether or not the address is subscribed. The unsubscribe URL is the RFC 8058
+The lost-link answer is the same whether or not the address is subscribed, and as quick: the link is queued, not
+sent while the visitor waits. The unsubscribe URL is the RFC 8058
 one-click target: a POST with no cookies and no token but the one in the URL unsubscribes and answers 200 (no
 redirect); a GET only shows a page with the button, because mail scanners fetch links.
 """
@@ -80,28 +81,28 @@ def save(token: str) -> tuple[str, int] | Response:
         new_reminder=bool(request.form.get("new_reminder")),
     )
     with transaction(sessions) as session:
+        allowed = ratelimit.allow(session, f"manage:ip:{client_ip()}", settings.signup_limit_per_ip, signup.HOUR, now)
+    with transaction(sessions) as session:
         subscriber = session.get(Subscriber, subscriber_id) if subscriber_id else None
         if subscriber is None or not preferences.live_contacts(subscriber):
             return render_template("subscribe/link_problem.html", problem=problem or "gone"), 400 if problem else 404
+        if not allowed:
+            return _page(token, subscriber, {"new": "too_many_from_ip"}, 429, changes)
         try:
             valid = preferences.validate(session, subscriber, changes, boards)
         except signup.SignupError as error:
             return _page(token, subscriber, error.errors, 400, changes)
-        limited = signup.within_limits(session, settings, valid, now) if valid.addresses else None
+        given = valid.addresses or valid.withheld
+        limited = signup.within_limits(session, settings, valid, now) if given else None
         if limited:
             return _page(token, subscriber, {"new": limited}, 429, changes)
-        added = preferences.apply(session, subscriber, changes, valid, now, client_ip())
-        messages = [account.confirmation(settings, c, boards) for c in added]
+        stored = preferences.apply(session, subscriber, changes, valid, now, client_ip())
+        messages = [account.confirmation(settings, c, boards) for c in stored.to_confirm]
+        messages += [account.manage_link(settings, c, boards) for c in stored.already_active]
         left = not preferences.live_contacts(subscriber)
-    outcomes = account.deliver(settings, sessions, messages)
+    account.queue(settings, sessions, messages)  # not waited for: the answer is the same whatever was added
     if left:
         return render_template("manage/left.html"), 200
-    if any(o != account.SENT for o in outcomes):
-        with sessions() as session:
-            subscriber = session.get(Subscriber, subscriber_id)
-            failed = {("phone" if m.channel == "sms" else "email"): f"send_{o}"
-                      for m, o in zip(messages, outcomes, strict=True) if o != account.SENT}
-            return _page(token, subscriber, failed, 400)
     return redirect(url_for("manage.manage", token=token, saved=1), 303)
 
 
@@ -145,15 +146,22 @@ def send_link() -> tuple[str, int]:
         contact = find_contact(session, channel, address)
         live = contact is not None and contact.status in (ContactStatus.ACTIVE.value, ContactStatus.PENDING.value)
         messages = [account.manage_link(settings, contact, boards_by_id())] if live else []
-    account.deliver(settings, sessions, messages)
+    account.queue(settings, sessions, messages)  # not waited for: answered at once, subscribed or not
     return render_template("manage/lost_sent.html", channel=channel), 200
 
 
 def _unsubscribe_target(token: str) -> tuple[int | None, str | None]:
+    """The contact an unsubscribe link names, or (None, "expired" / "invalid"); a link made for an earlier holder
+    of the contact's id (a purged sign-up's) is invalid."""
     try:
-        return links.read_unsubscribe(services().settings, token), None
+        contact_id, key, signed_at = links.read_unsubscribe(services().settings, token)
     except links.LinkError as error:
         return None, error.reason
+    with services().sessions() as session:
+        contact = session.get(Contact, contact_id)
+        if contact is not None and not links.unsubscribe_names(key, signed_at, contact.link_key, contact.created_at):
+            return None, "invalid"
+    return contact_id, None
 
 
 @bp.get("/unsubscribe/<token>")

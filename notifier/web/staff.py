@@ -18,7 +18,7 @@ from flask_wtf.csrf import CSRFError
 from werkzeug.wrappers import Response
 
 from notifier.db import transaction, utcnow
-from notifier.delivery import channels, progress, publishes, report
+from notifier.delivery import channels, express, progress, publishes, report
 from notifier.delivery.channels import EMAIL, Message
 from notifier.errors import BoardFileError, DeliveryError
 from notifier.masking import mask_email
@@ -120,10 +120,11 @@ def signin_form() -> str:
 def signin_request() -> tuple[str, int] | str:
     email = request.form.get("email", "").strip()[:320]
     with transaction(services().sessions) as db:
-        outcome = signin.request_link(
+        outcome, queued = signin.request_link(
             db, services().settings, email, _ip(), select_language(), utcnow(),
             link_for=lambda token: f"{services().settings.base_url}{url_for('staff.signin_link', token=token)}",
         )
+    express.send_soon(services().sessions, services().settings, queued)  # never waited for: the answer tells nothing
     if outcome is signin.Outcome.INVALID:
         return render_template("staff/signin.html", error="email", email=email), 400
     if outcome is signin.Outcome.LIMITED:

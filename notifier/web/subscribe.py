@@ -66,7 +66,7 @@ def form() -> tuple[str, int]:
 
 @bp.post("/subscribe")
 def submit() -> tuple[str, int]:
-    """Check limits and input, store the sign-up as pending, and send each address its confirmation."""
+    """Check limits and input, store the sign-up as pending, and queue each address its confirmation."""
     form = signup.SignupForm(
         follows=read_rows(), email=request.form.get("email", "")[:320], phone=request.form.get("phone", "")[:40],
         language=request.form.get("language", ""), email_frequency=request.form.get("email_frequency", ""),
@@ -93,12 +93,9 @@ def submit() -> tuple[str, int]:
         stored = signup.store(session, valid, now, source=client_ip())
         messages = [account.confirmation(settings, c, boards) for c in stored.to_confirm]
         messages += [account.manage_link(settings, c, boards) for c in stored.already_active]
-    outcomes = dict(zip([m.to for m in messages], account.deliver(settings, sessions, messages), strict=True))
-    # A number that refuses our texts (it said STOP to the carrier) is answered like any other: no history told.
-    errors = {("phone" if m.channel == "sms" else "email"): f"send_{outcomes[m.to]}"
-              for m in messages if outcomes[m.to] not in (account.SENT, account.REFUSED_OPTED_OUT)}
-    if errors:
-        return render_form(form, errors, status=400)
+    # Queued, not sent here: the page answers at once and alike for every address (its time tells nothing), and a
+    # number that refuses our texts (it said STOP to the carrier) is answered like any other.
+    account.queue(settings, sessions, messages)
     channels = valid.channels
     local = [c for c in channels if not (settings.email_configured if c == "email" else settings.sms_configured)]
     return render_template("subscribe/sent.html", channels=channels, local_outbox=settings.debug and local), 200

@@ -36,8 +36,16 @@ bp = Blueprint("twilio_inbound", __name__)
 @csrf.exempt
 @require_twilio_signature
 def inbound() -> Response:
-    """Act on a text (keyword or board code); the answer, if any, goes out through the outbox (empty TwiML)."""
-    answer(request.form.get("From", ""), request.form.get("Body", ""), request.form.get("MessageSid") or None)
+    """Act on a text (keyword or board code); the answer, if any, goes out through the outbox (empty TwiML).
+
+    A text without its MessageSid is refused (400): Twilio always sends one, and without it the replay check
+    (`keywords.first_delivery`) could not tell a replayed request from a new one.
+    """
+    sid = request.form.get("MessageSid", "").strip()
+    if not sid:
+        log.warning("signed inbound text without a MessageSid from %s; refused", mask(request.form.get("From", "")))
+        return Response("", status=400)
+    answer(request.form.get("From", ""), request.form.get("Body", ""), sid)
     return Response(str(MessagingResponse()), mimetype="text/xml")
 
 
@@ -71,5 +79,5 @@ def answer(sender: str, body: str, sid: str | None = None) -> str | None:
     with transaction(services().sessions) as session:
         contact = find_contact(session, SMS, number)
         row_id = express.enqueue(session, message, contact.id if contact else None)
-    express.deliver(services().sessions, settings, [row_id], wait=0)
+    express.send_soon(services().sessions, settings, [row_id])
     return text

@@ -195,3 +195,44 @@ def test_a_row_claimed_by_a_live_worker_is_left_alone(
         row.status, row.claim, row.claimed_at = "sending", f"{socket.gethostname()[:32]}:{os.getppid()}:x", utcnow()
     clock.send_due(fast_settings, sessions, now=LATER)
     assert twilio_server.messages == []
+
+
+def _planned_with_its_words(sessions, phone: str, key: str, priority: int) -> None:
+    from notifier.db import transaction
+    from notifier.delivery import express
+    from notifier.delivery.channels import Message
+    from notifier.subscribers.contacts import find_contact
+
+    with transaction(sessions) as session:
+        contact = find_contact(session, "sms", phone)
+        express.enqueue(session, Message(channel="sms", to=phone, text="Schools remain closed today.",
+                                         reference=key), contact.id, priority=priority)
+
+
+def test_a_message_written_in_advance_is_cancelled_not_sent_when_its_contact_opted_out_since(
+        sessions, subscribe, fast_settings, twilio_server, smtp_server):
+    from notifier.db import transaction
+    from notifier.delivery.outbox import Priority
+    from notifier.subscribers.contacts import mark_opted_out
+
+    _, _, phone = subscribe(email=None, morning_reminder=True)
+    _planned_with_its_words(sessions, phone, "reminder-2026-11-24", Priority.DIGEST)
+    with transaction(sessions) as session:
+        mark_opted_out(session, "sms", phone, "sms", "test")
+    clock.send_due(fast_settings, sessions)
+    assert twilio_server.sent_to(phone) == []
+    assert [r.status for r in outbox_rows(sessions)] == ["cancelled"]
+
+
+def test_a_reply_a_parent_waits_for_still_goes_to_a_number_that_just_opted_out(
+        sessions, subscribe, fast_settings, twilio_server, smtp_server):
+    from notifier.db import transaction
+    from notifier.delivery.outbox import Priority
+    from notifier.subscribers.contacts import mark_opted_out
+
+    _, _, phone = subscribe(email=None)
+    with transaction(sessions) as session:
+        mark_opted_out(session, "sms", phone, "sms", "test")
+    _planned_with_its_words(sessions, phone, "reply-1", Priority.ACCOUNT)
+    clock.send_due(fast_settings, sessions)
+    assert [r.status for r in outbox_rows(sessions)] == ["sent"]

@@ -110,9 +110,11 @@ def test_a_confirmation_asked_for_during_the_clocks_fan_out_arrives_within_secon
         waited = time.monotonic() - asked
     finally:
         app.extensions["notifier"].engine.dispose()
-    assert response.status_code == 200 and waited < 5, waited
+    assert response.status_code == 200 and waited < 1, waited  # queued, not waited for: the page answers at once
+    # The clock's sending loop takes it, first in line.
+    assert wait_for(lambda: "+16135550177" in [m["to"] for m in twilio_server.messages], 5 - waited)
     recipients = [m["to"] for m in twilio_server.messages]
-    assert "+16135550177" in recipients and len(recipients) < 200  # it overtook most of the fan-out
+    assert recipients.index("+16135550177") < 200  # it overtook most of the fan-out
 
 
 def test_push_back_slows_the_clock_and_every_text_still_goes_once(

@@ -15,6 +15,7 @@ from notifier.delivery.channels import Message
 from notifier.delivery.claims import claim
 from notifier.delivery.outbox import OutboxRow, Priority
 from tests.conftest import NOW, outbox_rows
+from tests.support.waiting import wait_for
 
 LATER = NOW + timedelta(minutes=1)
 
@@ -70,9 +71,10 @@ def test_a_confirmation_asked_for_during_a_fan_out_arrives_within_seconds(
         asked = time.monotonic()
         response = sign_up(app.test_client(), phone="+16135550177")
         waited = time.monotonic() - asked
-        assert response.status_code == 200 and waited < 5, waited
+        assert response.status_code == 200 and waited < 1, waited  # queued: the page does not wait for it
+        assert wait_for(lambda: "+16135550177" in [m["to"] for m in twilio_server.messages], 5 - waited)
         bodies = [m["to"] for m in twilio_server.messages]
-        assert "+16135550177" in bodies and len(bodies) < 150  # it overtook most of the fan-out
+        assert bodies.index("+16135550177") < 150  # it overtook most of the fan-out
     finally:
         loop.stop()
         app.extensions["notifier"].engine.dispose()

@@ -150,3 +150,20 @@ def test_a_work_to_rule_with_no_service_listed_is_named_without_claiming_any(at,
     assert texts_to(twilio_server, phone) == [
         "Toronto District School Board. Day 2 of work-to-rule: schools are open today. "
         "Details: https://status.example.org/boards/tdsb?lang=en"]
+
+
+def test_a_reminder_planned_before_the_parent_turned_reminders_off_is_not_sent(at, run, sessions, subscribe, boards,
+                                                                                smtp_server, twilio_server):
+    from notifier.db import transaction
+    from notifier.subscribers.models import Contact
+
+    strike_announced(at, boards)
+    _, _, phone = subscribe(email=None, morning_reminder=True)
+    with time_machine.travel(morning(date(2026, 11, 25)), tick=True):
+        run(morning(date(2026, 11, 25)), deliver=False)  # planned, not yet sent
+    assert [r.digest_key for r in outbox_rows(sessions)][-1] == "reminder-2026-11-25"
+    with transaction(sessions) as session:
+        session.query(Contact).filter(Contact.address == phone).one().morning_reminder = False
+    at(morning(date(2026, 11, 25), "07:10"))
+    assert texts_to(twilio_server, phone) == []
+    assert outbox_rows(sessions)[-1].status == "cancelled"

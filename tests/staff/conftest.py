@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from notifier.db import transaction
+from notifier.delivery import express
 from notifier.delivery.channels.local import read_outbox
 from notifier.staff import accounts
 from notifier.status import document
@@ -106,7 +107,10 @@ class Console:
 
 def latest_signin_link(outbox: Path, email: str) -> str:
     """The sign-in link in the newest email to `email` in the outbox folder, without its `?lang=` (which only picks
-    the console's language: a browser is redirected to this address, with the language in a cookie)."""
+    the console's language: a browser is redirected to this address, with the language in a cookie).
+
+    The sign-in page answers at once and the email leaves in the background: waited for first."""
+    express.settle()
     for message in read_outbox(outbox):
         if message["to"] == email and "/staff/signin/" in message["text"]:
             return re.search(r"(\S+/staff/signin/[^\s?]+)", message["text"]).group(1)

@@ -98,8 +98,8 @@ def text_in(client, sender: str, body: str, signature: str | None = None, sid: s
     Replies go out through the outbox (so they count against the sender's rate), not as TwiML: the texts the
     Twilio-shaped server received for `sender` during the request are kept on the response as `replies`.
     """
-    params = {"MessageSid": sid or "SM" + secrets.token_hex(16), "AccountSid": "AC" + "7" * 32, "From": sender,
-              "To": SERVICE_NUMBER, "Body": body, "NumMedia": "0"}
+    params = {"MessageSid": "SM" + secrets.token_hex(16) if sid is None else sid, "AccountSid": "AC" + "7" * 32,
+              "From": sender, "To": SERVICE_NUMBER, "Body": body, "NumMedia": "0"}
     if signature is None:
         signature = RequestValidator(AUTH_TOKEN).compute_signature(BASE_URL + "/twilio/inbound", params)
     before = _texts_to(client, sender)

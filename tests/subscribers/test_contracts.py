@@ -66,11 +66,11 @@ def test_mark_invalid_stops_sending_to_the_contact(sessions):
 
 def test_manage_and_unsubscribe_urls_are_absolute_and_signed(settings):
     manage = links.manage_url(settings, 42)
-    unsubscribe = links.unsubscribe_url(settings, 7)
+    unsubscribe = links.unsubscribe_url(settings, 7, "key-7")
     assert manage.startswith("https://status.example.org/manage/")
     assert unsubscribe.startswith("https://status.example.org/unsubscribe/")
     assert links.read_manage(settings, manage.rsplit("/", 1)[1]) == 42
-    assert links.read_unsubscribe(settings, unsubscribe.rsplit("/", 1)[1]) == 7
+    assert links.read_unsubscribe(settings, unsubscribe.rsplit("/", 1)[1])[:2] == (7, "key-7")
 
 
 def test_a_tampered_link_is_refused(settings):

@@ -9,6 +9,7 @@ from notifier.db import transaction
 from notifier.subscribers.models import Consent, Contact, Follow, Subscriber
 from tests.subscribers.conftest import (
     EMAIL,
+    OTHER_PHONE,
     PHONE,
     contacts,
     csrf_token,
@@ -219,3 +220,96 @@ def test_the_manage_page_turns_morning_reminders_on_and_off(client, smtp_server,
     assert _save(client, path).status_code == 303
     with sessions() as session:
         assert session.get(Contact, contact_id).morning_reminder is False
+
+
+def test_a_number_that_said_stop_added_on_the_manage_page_is_answered_like_any_other_and_not_texted(
+        client, smtp_server, twilio_server, sessions, settings):
+    _confirmed_email(client, smtp_server[0])
+    text_in(client, PHONE, "STOP")
+    path = _manage_path(settings, sessions)
+    stopped = _save(client, path, new_phone=PHONE)
+    fresh = _save(client, path, new_phone=OTHER_PHONE)
+    assert stopped.status_code == fresh.status_code == 303
+    assert twilio_server.sent_to(PHONE) == [] and ("sms", PHONE, "pending") not in contacts(sessions)
+
+
+def test_a_number_that_said_stop_counts_against_the_per_address_limit_on_the_manage_page(
+        client, smtp_server, twilio_server, sessions, settings):
+    _confirmed_email(client, smtp_server[0])
+    text_in(client, PHONE, "STOP")
+    path = _manage_path(settings, sessions)
+    answers = [_save(client, path, new_phone=PHONE).status_code for _ in range(4)]
+    assert answers == [303, 303, 303, 429]
+
+
+def test_saving_the_manage_page_is_limited_per_connection(make_app, smtp_server, sessions):
+    app = make_app(NOTIFIER_SIGNUP_LIMIT_PER_IP=2)
+    client = app.test_client()
+    _confirmed_email(client, smtp_server[0])
+    path = _manage_path(app.extensions["notifier"].settings, sessions)
+    answers = [_save(client, path).status_code for _ in range(3)]
+    assert answers == [303, 303, 429]
+
+
+def _owners(sessions) -> dict[str, tuple[int, str]]:
+    with sessions() as session:
+        return {c.address: (c.subscriber_id, c.status) for c in session.scalars(select(Contact))}
+
+
+def test_another_familys_pending_address_added_on_the_manage_page_stays_theirs_and_is_sent_its_confirmation(
+        client, smtp_server, sessions, settings):
+    _confirmed_email(client, smtp_server[0])
+    path = _manage_path(settings, sessions)
+    sign_up(client, email="victim@example.org", board="peel")
+    before = _owners(sessions)["victim@example.org"]
+    taken = _save(client, path, new_email="victim@example.org")
+    fresh = _save(client, path, new_email="fresh@example.org")
+    assert taken.status_code == fresh.status_code == 303
+    assert _owners(sessions)["victim@example.org"] == before
+    assert len([m for m in smtp_server[0].messages() if m["To"] == "victim@example.org"]) == 2
+
+
+def test_confirming_after_another_family_added_the_address_follows_the_owners_boards(
+        client, smtp_server, sessions, settings):
+    _confirmed_email(client, smtp_server[0])
+    sign_up(client, email="victim@example.org", board="peel")
+    _save(client, _manage_path(settings, sessions), new_email="victim@example.org")
+    path = link_in([m for m in smtp_server[0].messages() if m["To"] == "victim@example.org"][-1], "/confirm/")
+    client.post(path, data={"csrf_token": csrf_token(client.get(path).get_data(as_text=True))})
+    with sessions() as session:
+        contact = session.scalars(select(Contact).where(Contact.address == "victim@example.org")).one()
+        assert contact.status == "active"
+        assert [f.board_id for f in contact.subscriber.follows] == ["peel"]
+
+
+def test_another_familys_active_address_added_on_the_manage_page_stays_theirs(client, smtp_server, sessions,
+                                                                              settings):
+    _confirmed_email(client, smtp_server[0])
+    path = _manage_path(settings, sessions)
+    sign_up(client, email="victim@example.org", board="peel")
+    confirm = link_in(smtp_server[0].messages()[-1], "/confirm/")
+    client.post(confirm, data={"csrf_token": csrf_token(client.get(confirm).get_data(as_text=True))})
+    before = _owners(sessions)["victim@example.org"]
+    assert _save(client, path, new_email="victim@example.org").status_code == 303
+    assert _owners(sessions)["victim@example.org"] == before
+
+
+def test_an_unsubscribe_link_opts_out_only_the_contact_it_was_made_for(app, smtp_server, sessions, settings):
+    from datetime import timedelta
+
+    from notifier.db import utcnow
+
+    client = app.test_client()
+    sign_up(client, email=EMAIL)
+    with sessions() as session:
+        contact = session.scalars(select(Contact)).one()
+        theirs = links.unsubscribe_url(settings, contact.id, contact.link_key).removeprefix(settings.base_url)
+    with transaction(sessions) as session:  # the same id now names another parent (a different key)
+        session.get(Contact, contact.id).link_key = "someone-else"
+    assert client.post(theirs).status_code == 400
+    assert contacts(sessions) == [("email", EMAIL, "pending")]
+    old = links.unsubscribe_url(settings, contact.id).removeprefix(settings.base_url)  # a link without a key
+    with transaction(sessions) as session:  # ... made before this contact existed
+        session.get(Contact, contact.id).created_at = utcnow() + timedelta(minutes=1)
+    assert client.post(old).status_code == 400
+    assert contacts(sessions) == [("email", EMAIL, "pending")]

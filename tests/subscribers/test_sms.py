@@ -165,6 +165,14 @@ def test_a_replayed_signed_start_does_not_undo_a_later_stop(client, sessions):
     assert contacts(sessions)[0][2] == "opted_out"
 
 
+def test_a_signed_text_without_a_message_sid_is_refused_and_changes_nothing(client, sessions):
+    text_in(client, PHONE, "TDSB")
+    text_in(client, PHONE, "STOP")
+    refused = text_in(client, PHONE, "START", sid="")
+    assert refused.status_code == 400 and reply_of(refused) == ""
+    assert contacts(sessions)[0][2] == "opted_out"
+
+
 def test_the_same_message_delivered_twice_is_answered_once(client):
     first = text_in(client, PHONE, "HELP", sid="SM" + "6" * 32)
     again = text_in(client, PHONE, "HELP", sid="SM" + "6" * 32)
