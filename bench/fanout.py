@@ -514,6 +514,7 @@ def populate_push(sessions, count: int, push_url: str) -> None:
             insert_many(session, Contact.__table__, [{
                 "id": i, "subscriber_id": i, "channel": "push", "address": f"wp-bench-{i}", "status": "active",
                 "frequency": "immediate", "created_at": now, "seen_event_id": 0, "morning_reminder": False,
+                "link_key": f"bench-{i}",
             } for i in ids])
             insert_many(session, PushSubscription.__table__, [{
                 "contact_id": i, "endpoint": f"{push_url}/push/{i}",
