@@ -23,7 +23,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.config import Settings
-from notifier.db import utcnow
+from notifier.db import rowcount, utcnow
 from notifier.delivery import channels as channel_registry
 from notifier.delivery import health, pacing, senders
 from notifier.delivery.channels import Message
@@ -225,4 +225,4 @@ def _give_up(sessions: sessionmaker[Session], row_id: int) -> str | None:
                                                        OutboxRow.status == RowStatus.PENDING.value)
                                .values(status=RowStatus.CANCELLED.value, payload=None,
                                        last_error="the parent was asked to try again"))
-    return FAILED if done.rowcount else None
+    return FAILED if rowcount(done) else None

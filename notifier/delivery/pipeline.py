@@ -22,7 +22,7 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.config import Settings
-from notifier.db import utcnow
+from notifier.db import rowcount, utcnow
 from notifier.delivery import express, health
 from notifier.delivery.channels import Channel
 from notifier.delivery.claims import claim, hand_back
@@ -176,10 +176,10 @@ class Pipeline:
                                         last_error=reason[:500]))
             settled = {job.row_id for job in jobs} | set(gone) | set(broken)
             missing = [i for i in ids if i not in settled]  # the composer returned nothing (or put them back)
-            empty = session.execute(
+            empty = rowcount(session.execute(
                 update(OutboxRow).where(OutboxRow.id.in_(missing), OutboxRow.claim == token,
                                         OutboxRow.status == RowStatus.SENDING.value)
-                .values(status=RowStatus.CANCELLED.value, last_error="nothing to send")).rowcount if missing else 0
+                .values(status=RowStatus.CANCELLED.value, last_error="nothing to send"))) if missing else 0
         self.stats.add("cancelled", self.name, len(gone) + (empty or 0))
         self.stats.add("failed", self.name, len(broken))
         return jobs
@@ -225,10 +225,10 @@ class Pipeline:
             return job
         now = utcnow()
         with self.sessions() as session, session.begin():
-            renewed = session.execute(
+            renewed = rowcount(session.execute(
                 update(OutboxRow).where(OutboxRow.id == job.row_id, OutboxRow.claim == token,
                                         OutboxRow.status == RowStatus.SENDING.value)
-                .values(claimed_at=now).execution_options(synchronize_session=False)).rowcount
+                .values(claimed_at=now).execution_options(synchronize_session=False)))
         if renewed:
             return replace(job, claimed_at=now)
         self.built_through.pop(job.row_id, None)

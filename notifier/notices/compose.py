@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from notifier import links
 from notifier.config import Settings
-from notifier.db import hold_lock, utcnow
+from notifier.db import hold_lock, rowcount, utcnow
 from notifier.delivery.channels import EMAIL, PUSH, Message
 from notifier.delivery.outbox import OutboxRow, RowStatus, event_ids
 from notifier.delivery.sending import Job
@@ -162,11 +162,11 @@ class MessageBuilder:
             oldest: dict[int, int] = {}  # contact id -> its oldest row superseded here
             done = set()
             for row in stale:
-                changed = session.execute(
+                changed = rowcount(session.execute(
                     update(OutboxRow).where(OutboxRow.id == row[0], OutboxRow.claim == row[5],
                                             OutboxRow.status == RowStatus.SENDING.value)
                     .values(status=RowStatus.SUPERSEDED.value, last_error="overtaken by a later change")
-                ).rowcount
+                ))
                 if changed:
                     marked.setdefault(row[7], []).extend(event_ids(row[2]))
                     oldest[row[7]] = min(row[0], oldest.get(row[7], row[0]))

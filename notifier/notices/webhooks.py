@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from notifier import links
 from notifier.config import Settings
-from notifier.db import hold_lock
+from notifier.db import hold_lock, rowcount
 from notifier.delivery import express
 from notifier.delivery.channels import EMAIL, WEBHOOK, Message
 from notifier.delivery.outbox import ClockState, OutboxRow, Priority, RowStatus
@@ -189,7 +189,7 @@ def remove(session: Session, endpoint: WebhookEndpoint) -> int:
         OutboxRow.status == RowStatus.PENDING.value).values(status=RowStatus.CANCELLED.value, payload=None,
                                                              last_error="endpoint removed"))
     session.delete(endpoint)
-    return cancelled.rowcount or 0
+    return rowcount(cancelled) or 0
 
 
 def payload_of(row: OutboxRow) -> dict:
