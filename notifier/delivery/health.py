@@ -56,7 +56,7 @@ def pauses(session: Session) -> list[Pause]:
     """Every paused channel, oldest pause first."""
     rows = session.scalars(select(ChannelHealth).where(ChannelHealth.paused_at.is_not(None))
                            .order_by(ChannelHealth.paused_at)).all()
-    return [Pause(r.channel, r.paused_at, r.reason or "", r.code) for r in rows]
+    return [Pause(r.channel, r.paused_at, r.reason or "", r.code) for r in rows if r.paused_at is not None]
 
 
 def pause(sessions: sessionmaker[Session], channel: str, reason: str, code: str | int | None) -> None:
