@@ -19,6 +19,7 @@ import json
 import logging
 from datetime import datetime
 from itertools import groupby
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -57,7 +58,7 @@ def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> 
         cursor, newest = _cursor(session), latest_event_id(session)
         if newest > cursor:
             planned = _plan(session, settings, cursor, newest)
-            session.get(ClockState, CURSOR).number = newest
+            session.get_one(ClockState, CURSOR).number = newest
     if planned:
         log.info("planned %d webhook(s)", planned)
     tell_owners(sessions, settings, now)
@@ -94,6 +95,8 @@ def _plan(session: Session, settings: Settings, cursor: int, newest: int) -> int
         if board is None:
             continue
         at = events[-1].recorded_at
+        if at is None:  # never: events read from the table carry their time
+            continue
         for endpoint in endpoints:
             if endpoint.board_id != board.id or endpoint.created_at > at or key(endpoint, events[-1].id) in existing:
                 continue
@@ -192,6 +195,7 @@ def remove(session: Session, endpoint: WebhookEndpoint) -> int:
     return rowcount(cancelled) or 0
 
 
-def payload_of(row: OutboxRow) -> dict:
+def payload_of(row: OutboxRow) -> dict[str, Any]:
     """A planned webhook row's stored request (for tests and `status`)."""
-    return json.loads(row.payload or "{}")
+    stored: dict[str, Any] = json.loads(row.payload or "{}")
+    return stored
