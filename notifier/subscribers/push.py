@@ -186,7 +186,7 @@ def store(session: Session, request: PushRequest, source: str, now: datetime | N
     return created
 
 
-def remove(session: Session, endpoint: str, source: str) -> bool:
+def remove(session: Session, endpoint: str | None, source: str) -> bool:
     """The browser unsubscribed: opt the contact out (consent "withdrawn") and forget the endpoint and keys.
     False when there was no such subscription. The caller commits."""
     if not isinstance(endpoint, str) or not endpoint:
