@@ -79,5 +79,5 @@ def _announce(current: Board, in_force: Board, edited: Board, when: datetime, en
     return current.model_copy(update={"upcoming": tuple(sorted((*current.upcoming, *added), key=lambda p: p.start))})
 
 
-def _state(board: Board) -> tuple:
+def _state(board: Board) -> tuple[Any, ...]:
     return tuple(getattr(board, name) for name in STATE_FIELDS)
