@@ -22,10 +22,11 @@ run: $(VENV)/.runtime
 	$(BIN)/python -m notifier push keygen --instance
 	WEB_HOST=$(WEB_HOST) NOTIFIER_DEBUG='$(or $(NOTIFIER_DEBUG),1)' NOTIFIER_BASE_URL='$(RUN_BASE_URL)' PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start web clock
 
-## make test: the whole suite but the slow fault-injection tests (the browser tests use Debian's chromium and the
+## make test: ruff, mypy (settings in pyproject.toml), then the whole suite but the slow fault-injection tests (the browser tests use Debian's chromium and the
 ## HTML validity tests the W3C Nu HTML checker, both installed here if missing)
 test: $(VENV)/.dev browser vnu
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n auto $(PYTEST_ARGS)
 
 ## make test-faults: only the fault-injection tests (marker `faults`: real processes, providers and a database
@@ -35,6 +36,7 @@ test-faults: $(VENV)/.dev browser vnu
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 ## Commands for a checkout, through the project's virtualenv (nothing to activate; the database is upgraded first):
 ##   make staff-add EMAIL=comms@tdsb.on.ca BOARD="tdsb tcdsb"    (or ADMIN=1: every board and the accounts page)
@@ -107,4 +109,4 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt
 	touch $@ $(VENV)/.runtime
 
 clean:
-	rm -rf $(VENV) instance .pytest_cache .ruff_cache .cache
+	rm -rf $(VENV) instance .pytest_cache .ruff_cache .mypy_cache .cache

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -187,7 +188,7 @@ class Clock:
             self.cycle()
 
 
-def build_scheduler(settings: Settings, clock: Clock):
+def build_scheduler(settings: Settings, clock: Clock) -> Any:  # an APScheduler BlockingScheduler (untyped)
     """The BlockingScheduler and its jobs: the regular cycle, the daily summary, the wake-up poll, the purge, the
     retention sweep."""
     from apscheduler.schedulers.blocking import BlockingScheduler

@@ -11,16 +11,19 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, cast
 
 from sqlalchemy import (
     ColumnElement,
+    CursorResult,
     DateTime,
+    Dialect,
     Engine,
     MetaData,
+    Result,
     String,
     Text,
     bindparam,
-    cast,
     create_engine,
     event,
     func,
@@ -28,7 +31,11 @@ from sqlalchemy import (
     tuple_,
     update,
 )
+from sqlalchemy import (
+    cast as sql_cast,
+)
 from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.sqlite import Insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 from sqlalchemy.types import TypeDecorator
@@ -48,20 +55,20 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
-class UtcDateTime(TypeDecorator):
+class UtcDateTime(TypeDecorator[datetime]):
     """A timezone-aware UTC timestamp on every backend (SQLite forgets offsets; this puts UTC back)."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
 
-    def process_bind_param(self, value: datetime | None, dialect) -> datetime | None:
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:
             raise ValueError("naive datetime given to a UtcDateTime column")
         return value.astimezone(UTC)
 
-    def process_result_value(self, value: datetime | None, dialect) -> datetime | None:
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
@@ -82,7 +89,7 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
-def _sqlite_pragmas(connection, _record) -> None:
+def _sqlite_pragmas(connection: Any, _record: object) -> None:
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA busy_timeout=30000")
@@ -113,7 +120,7 @@ class Lock(Base):
 def hold_lock(session: Session, name: str) -> None:
     """Take the named lock for the rest of `session`'s transaction (waits while another process holds it)."""
     held = session.execute(update(Lock).where(Lock.name == name).values(held_at=utcnow()))
-    if held.rowcount:
+    if rowcount(held):
         return
     try:  # first use: create the row, which holds it until commit
         with session.begin_nested():
@@ -122,17 +129,24 @@ def hold_lock(session: Session, name: str) -> None:
         session.execute(update(Lock).where(Lock.name == name).values(held_at=utcnow()))
 
 
-def insert_new(session: Session, table):
+def rowcount(result: Result[Any]) -> int:
+    """How many rows an UPDATE or DELETE touched. `Session.execute` is typed as returning any `Result`; for those
+    statements it is a `CursorResult`, which carries the count."""
+    return cast(CursorResult[Any], result).rowcount
+
+
+def insert_new(session: Session, table: Any) -> Insert:
     """An INSERT that skips rows its table's unique constraints already hold (ON CONFLICT DO NOTHING, which both
     PostgreSQL and SQLite speak): writing what is already written is then a no-op, not an error."""
     if session.get_bind().dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+        # Both dialects' Insert build the same statement; typed as SQLite's, the one both spellings share.
+        return cast(Insert, pg_insert(table).on_conflict_do_nothing())
+    from sqlalchemy.dialects.sqlite import insert
     return insert(table).on_conflict_do_nothing()
 
 
-def insert_many(session: Session, table, rows: list[dict], batch: int = 5000) -> None:
+def insert_many(session: Session, table: Any, rows: list[dict[str, Any]], batch: int = 5000) -> None:
     """Insert many rows with the driver's fastest path: `COPY … FROM STDIN` on PostgreSQL, executemany on SQLite.
     For bulk imports, where SQLAlchemy's work per row would cost more than the database's. Each column's bind
     processing runs once per distinct value. The rows go in the session's transaction, like any statement."""
@@ -144,15 +158,15 @@ def insert_many(session: Session, table, rows: list[dict], batch: int = 5000) ->
     pick = operator.itemgetter(*names)
     # Only the columns whose type converts values (the timestamps) are looked at one by one; a cell costs a memo
     # lookup there and nothing elsewhere (a quarter-million-row import writes millions of cells).
-    converted = [(i, processor, {}) for i, processor in
+    converted: list[tuple[int, Any, dict[Any, Any]]] = [(i, processor, {}) for i, processor in
                  enumerate(table.c[name].type._cached_bind_processor(dialect) for name in names) if processor]
 
-    def values(row: dict) -> tuple:
-        picked = pick(row)
+    def values(row: dict[str, Any]) -> tuple[Any, ...]:
+        picked: Any = pick(row)
         if len(names) == 1:
             picked = (picked,)
         if not converted:
-            return picked
+            return cast(tuple[Any, ...], picked)
         picked = list(picked)
         for index, processor, memo in converted:
             raw = picked[index]
@@ -166,7 +180,8 @@ def insert_many(session: Session, table, rows: list[dict], batch: int = 5000) ->
     quote = dialect.identifier_preparer.quote
     columns = ", ".join(quote(n) for n in names)
     if dialect.name == "postgresql":
-        with connection.connection.driver_connection.cursor() as cursor, \
+        driver: Any = connection.connection.driver_connection  # psycopg's connection here
+        with driver.cursor() as cursor, \
                 cursor.copy(f"COPY {quote(table.name)} ({columns}) FROM STDIN") as copy:  # quoted names
             for row in rows:
                 copy.write_row(values(row))
@@ -177,7 +192,8 @@ def insert_many(session: Session, table, rows: list[dict], batch: int = 5000) ->
         connection.exec_driver_sql(sql, [values(row) for row in rows[start:start + batch]])
 
 
-def among(session: Session, columns: Sequence, values: Sequence[tuple], batch: int = 5000) -> Iterator[ColumnElement]:
+def among(session: Session, columns: Sequence[Any], values: Sequence[tuple[Any, ...]],
+          batch: int = 5000) -> Iterator[ColumnElement[bool]]:
     """Conditions that together select the rows whose `columns` hold one of `values` (tuples, one item a column).
 
     On PostgreSQL a single condition joining the values sent as one parameter per column: neither SQLAlchemy nor
@@ -195,12 +211,12 @@ def among(session: Session, columns: Sequence, values: Sequence[tuple], batch: i
         yield columns[0].in_([v[0] for v in part]) if len(columns) == 1 else tuple_(*columns).in_(part)
 
 
-def _array(column, items: Sequence) -> ColumnElement:
+def _array(column: Any, items: Sequence[Any]) -> ColumnElement[Any]:
     """`items` as one PostgreSQL array parameter. Joined into one string that PostgreSQL splits when no item holds
     the separator: the driver sends a list item by item, about 3 µs each, which a quarter of a million addresses
     and their hashes turn into seconds."""
     texts = [str(item) for item in items]
     joined = "\n".join(texts)
     if joined.count("\n") == len(texts) - 1 and (len(texts) > 1 or joined):
-        return cast(func.string_to_array(bindparam(None, joined, type_=Text), "\n"), ARRAY(column.type))
+        return sql_cast(func.string_to_array(bindparam(None, joined, type_=Text), "\n"), ARRAY(column.type))
     return bindparam(None, list(items), type_=ARRAY(column.type))

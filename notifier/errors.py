@@ -9,6 +9,8 @@ Delivery errors say whose fault a failure is, because that decides what happens 
 - `AccountError`: our account or configuration is refused; pause the channel, mark nobody, keep every row.
 """
 
+from typing import Any
+
 
 class NotifierError(Exception):
     """Base class of every error this project raises deliberately."""
@@ -21,7 +23,7 @@ class ConfigError(NotifierError):
 class BoardFileError(NotifierError):
     """boards.yaml cannot be used; `problems` holds one `Problem` per mistake, each with its line."""
 
-    def __init__(self, problems: list) -> None:
+    def __init__(self, problems: list[Any]) -> None:
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from babel.dates import (
@@ -58,7 +58,7 @@ def moment(value: datetime | str | None, language: str, style: str = "long") -> 
     return pattern.replace("{1}", day).replace("{0}", clock)
 
 
-def calendar_day(value: datetime, language: str, width: str = "wide") -> str:
+def calendar_day(value: datetime, language: str, width: Literal["abbreviated", "wide"] = "wide") -> str:
     """The day as people write it, without the year: 'Thursday, Nov. 26' / 'jeudi 26 nov.' ('wide'), or
     'Thu. Nov. 26' / 'jeu. 26 nov.' ('abbreviated'), in Toronto time."""
     local = value.astimezone(TORONTO)

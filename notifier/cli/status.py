@@ -98,6 +98,6 @@ def status(board_id: str | None) -> None:
                    f"finished {finished}: {cycle.outcome} ({cycle.detail})")
     if not sending:
         click.echo("sending: no sending process is running (start the clock, or a worker)")
-    for row in sending:
-        click.echo(f"sending: {row.kind} pid {row.pid} on {row.host}, since "
-                   f"{row.started_at.isoformat(timespec='seconds')}")
+    for sender in sending:
+        click.echo(f"sending: {sender.kind} pid {sender.pid} on {sender.host}, since "
+                   f"{sender.started_at.isoformat(timespec='seconds')}")

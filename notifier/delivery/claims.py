@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
-from notifier.db import utcnow
+from notifier.db import rowcount, utcnow
 from notifier.delivery import senders
 from notifier.delivery.outbox import REMINDER_KEY_PREFIX, OutboxRow, Priority, RowStatus
 from notifier.subscribers.models import Contact, ContactStatus
@@ -100,4 +100,4 @@ def hand_back(session: Session, channel: str, token: str, ids: list[int] | None 
     if ids is not None:
         mine = mine.where(OutboxRow.id.in_(ids))
     handed = session.execute(mine.values(claim=UNCERTAIN).execution_options(synchronize_session=False))
-    return handed.rowcount or 0
+    return rowcount(handed) or 0

@@ -18,12 +18,13 @@ import threading
 import time
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any, cast
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Table, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.config import Settings
-from notifier.db import utcnow
+from notifier.db import rowcount, utcnow
 from notifier.delivery import channels as channel_registry
 from notifier.delivery import health, pacing, senders
 from notifier.delivery.channels import Message
@@ -53,9 +54,10 @@ def enqueue_many(session: Session, messages: Iterable[tuple[Message, int | None]
 
     A bulk import's invitations use `Priority.DIGEST`: nobody waits on a page for them, and they must not hold
     back a closure notice that is going out at the same time."""
-    statement = insert(OutboxRow.__table__).returning(OutboxRow.__table__.c.id, sort_by_parameter_order=True)
+    table = cast(Table, OutboxRow.__table__)  # a mapped class's table is typed as any FromClause
+    statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
     ids: list[int] = []
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     now = utcnow()
     for message, contact_id in messages:
         rows.append({**_values(message, contact_id, priority, now, urgent=False), "created_at": now})
@@ -67,14 +69,14 @@ def enqueue_many(session: Session, messages: Iterable[tuple[Message, int | None]
     return ids
 
 
-def _values(message: Message, contact_id: int | None, priority: int, now: datetime, urgent: bool) -> dict:
+def _values(message: Message, contact_id: int | None, priority: int, now: datetime, urgent: bool) -> dict[str, Any]:
     """An outbox row's columns for a message whose words are already written, due `now`."""
     return {"contact_id": contact_id, "channel": message.channel, "digest_key": message.reference[:64],
             "event_ids": "", "urgent": urgent, "status": RowStatus.PENDING.value, "due_at": now, "attempts": 0,
             "priority": priority, "payload": json.dumps(_payload(message), ensure_ascii=False)}
 
 
-def _payload(message: Message) -> dict:
+def _payload(message: Message) -> dict[str, Any]:
     return {"to": message.to, "text": message.text, "reference": message.reference, "language": message.language,
             "subject": message.subject, "html": message.html, "headers": message.headers}
 
@@ -86,7 +88,7 @@ def jobs(session: Session, ids: Iterable[int]) -> list[Job]:
                            .where(OutboxRow.id.in_(list(ids)), OutboxRow.payload.is_not(None))).all()
     found = []
     for row_id, channel, payload, attempts, claimed_by, claimed_at in rows:
-        data = json.loads(payload)
+        data = json.loads(cast(str, payload))  # never None: the query leaves those rows out
         message = Message(channel=channel, to=data["to"], text=data["text"], reference=data["reference"],
                           language=data.get("language") or "en", subject=data.get("subject"),
                           html=data.get("html"), headers=data.get("headers") or {})
@@ -225,4 +227,4 @@ def _give_up(sessions: sessionmaker[Session], row_id: int) -> str | None:
                                                        OutboxRow.status == RowStatus.PENDING.value)
                                .values(status=RowStatus.CANCELLED.value, payload=None,
                                        last_error="the parent was asked to try again"))
-    return FAILED if done.rowcount else None
+    return FAILED if rowcount(done) else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import overload
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -52,8 +53,8 @@ def read(session: Session, now: datetime) -> Figures:
     for channel in sorted(channels):
         for state in RowStatus:
             figures.outbox.setdefault((channel, state.value), 0)
-        figures.oldest_due_seconds[channel] = max(0.0, (now - oldest[channel]).total_seconds()) \
-            if oldest.get(channel) else 0.0
+        at = oldest.get(channel)
+        figures.oldest_due_seconds[channel] = max(0.0, (now - at).total_seconds()) if at else 0.0
         figures.paused[channel] = channel in paused
     figures.settled = totals.settled(session)
     for channel in channels:  # every series from zero, so that rate() sees the first message
@@ -64,13 +65,17 @@ def read(session: Session, now: datetime) -> Figures:
             select(Contact.channel, Contact.status, func.count()).group_by(Contact.channel, Contact.status)):
         figures.contacts[(channel, status)] += count
     for channel in (EMAIL, SMS):
-        for state in ContactStatus:
-            figures.contacts.setdefault((channel, state.value), 0)
+        for contact_state in ContactStatus:
+            figures.contacts.setdefault((channel, contact_state.value), 0)
     cycle = last_cycle(session)
     if cycle is not None:
         figures.last_cycle_age_seconds = max(0.0, (now - _aware(cycle.started_at)).total_seconds())
     return figures
 
 
+@overload
+def _aware(at: datetime) -> datetime: ...
+@overload
+def _aware(at: datetime | None) -> datetime | None: ...
 def _aware(at: datetime | None) -> datetime | None:
     return at.replace(tzinfo=UTC) if at is not None and at.tzinfo is None else at

@@ -16,7 +16,7 @@ from sqlalchemy import String, Text, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, Session, mapped_column, sessionmaker
 
-from notifier.db import Base, UtcDateTime, utcnow
+from notifier.db import Base, UtcDateTime, rowcount, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def pauses(session: Session) -> list[Pause]:
     """Every paused channel, oldest pause first."""
     rows = session.scalars(select(ChannelHealth).where(ChannelHealth.paused_at.is_not(None))
                            .order_by(ChannelHealth.paused_at)).all()
-    return [Pause(r.channel, r.paused_at, r.reason or "", r.code) for r in rows]
+    return [Pause(r.channel, r.paused_at, r.reason or "", r.code) for r in rows if r.paused_at is not None]
 
 
 def pause(sessions: sessionmaker[Session], channel: str, reason: str, code: str | int | None) -> None:
@@ -87,9 +87,9 @@ def resume(sessions: sessionmaker[Session], channel: str, why: str) -> bool:
         done = session.execute(update(ChannelHealth).where(ChannelHealth.channel == channel,
                                                            ChannelHealth.paused_at.is_not(None))
                                .values(paused_at=None, resumed_at=utcnow()))
-    if done.rowcount:
+    if rowcount(done):
         log.warning("%s channel resumed (%s)", channel, why)
-    return bool(done.rowcount)
+    return bool(rowcount(done))
 
 
 def take_probe(sessions: sessionmaker[Session], channel: str, every: float = PROBE_SECONDS) -> bool:
@@ -99,7 +99,7 @@ def take_probe(sessions: sessionmaker[Session], channel: str, every: float = PRO
         done = session.execute(update(ChannelHealth).where(
             ChannelHealth.channel == channel, ChannelHealth.paused_at.is_not(None),
             ChannelHealth.probed_at < now - timedelta(seconds=every)).values(probed_at=now))
-    return bool(done.rowcount)
+    return bool(rowcount(done))
 
 
 def paused_channels(sessions: sessionmaker[Session]) -> set[str]:

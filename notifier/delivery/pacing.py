@@ -26,6 +26,7 @@ import logging
 import math
 import threading
 import time
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,7 @@ class _LocalShare:
 class _RedisShare:
     """The push-back state in a Redis hash, shared by every process."""
 
-    def __init__(self, client, key: str) -> None:
+    def __init__(self, client: Any, key: str) -> None:  # a redis.Redis
         self.client, self.key = client, key
 
     def read(self) -> tuple[float, float, float]:
@@ -100,7 +101,8 @@ class Pacer:
                                           health_check_interval=30)
             # Reservations run ahead of the clock: the state must outlive the furthest of them by far.
             keep = max(60.0, 4 * spacing(rate * FLOOR) + HORIZON)
-            self.store = RedisStateStore(client, f"notifier:pace:{channel}:ticks", ttl_ms=int(keep * 1000))
+            self.store: RedisStateStore | InMemoryStateStore = RedisStateStore(
+                client, f"notifier:pace:{channel}:ticks", ttl_ms=int(keep * 1000))
             self.share: _LocalShare | _RedisShare = _RedisShare(client, f"notifier:pace:{channel}:rate")
         else:
             self.store = InMemoryStateStore()
@@ -143,7 +145,8 @@ class Pacer:
                 interval = spacing(self.rate()) * weight
                 # The library counts whole "milliseconds": given ticks instead, a slot is placed to 0.1 ms, not 1 ms.
                 rate = self.Rate(1000, max(1, round(interval / TICK * 1000 / weight)), burst=max(1, weight))
-                decision = self.store.check(self.algorithm, [rate], at, weight)
+                # pyrate_limiter's stores leave their check() unannotated (its base class declares it)
+                decision = self.store.check(self.algorithm, [rate], at, weight)  # type: ignore[no-untyped-call]
             except Exception:
                 self._complain("the shared rate limiter is unreachable; sending waits for it")
                 _wait(stop, 1.0)
@@ -195,7 +198,7 @@ def _wait(stop: threading.Event | None, seconds: float) -> None:
         stop.wait(seconds)
 
 
-_pacers: dict[tuple, Pacer] = {}
+_pacers: dict[tuple[str, float, str | None], Pacer] = {}
 _pacers_lock = threading.Lock()
 
 

@@ -15,6 +15,7 @@ import queue
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -22,15 +23,15 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.config import Settings
-from notifier.db import utcnow
+from notifier.db import rowcount, utcnow
 from notifier.delivery import express, health
 from notifier.delivery.channels import Channel
 from notifier.delivery.claims import claim, hand_back
 from notifier.delivery.outbox import Failure, OutboxRow, RowStatus
 from notifier.delivery.pacing import Pacer
-from notifier.delivery.reconcile import reconcile
+from notifier.delivery.reconcile import ChannelFactory, Counts, reconcile
 from notifier.delivery.senders import Registration
-from notifier.delivery.sending import PAUSED, SENT, ComposerFactory, Job, Recorder, limits, release, send_one
+from notifier.delivery.sending import PAUSED, SENT, Composer, ComposerFactory, Job, Recorder, limits, release, send_one
 from notifier.status.history import latest_event_id
 
 log = logging.getLogger(__name__)
@@ -45,13 +46,13 @@ class Pipeline:
     """Sends one channel's due rows until idle (`until_idle`) or until `stop` is set."""
 
     def __init__(self, sessions: sessionmaker[Session], settings: Settings, name: str, compose: ComposerFactory,
-                 factory, registration: Registration, pacer: Pacer, stats) -> None:
+                 factory: ChannelFactory, registration: Registration, pacer: Pacer, stats: Counts) -> None:
         self.sessions, self.settings, self.name = sessions, settings, name
         self.compose, self.factory, self.registration = compose, factory, registration
         self.pacer, self.stats = pacer, stats
         concurrency, rate = limits(settings, name)
         self.threads = max(1, min(concurrency, math.ceil(rate)))
-        self.jobs: queue.Queue = queue.Queue()
+        self.jobs: queue.Queue[Job | None] = queue.Queue()
         self.sent_times: deque[float] = deque(maxlen=10_000)
         self.paused = False
         self._paused_read = 0.0
@@ -148,12 +149,13 @@ class Pipeline:
             self.sent_times.popleft()
         return max(self.threads, math.ceil(len(self.sent_times) / 2.0))
 
-    def _build(self, builder, ids: list[int], token: str) -> list[Job]:
+    def _build(self, builder: Composer, ids: list[int], token: str) -> list[Job]:
         """Jobs for claimed rows; a row that cannot be built fails alone, with the reason."""
         with self.sessions() as session:
             fixed = express.jobs(session, ids)
         rest = [i for i in ids if i not in {job.row_id for job in fixed}]
-        jobs, gone, broken = list(fixed), [], {}
+        jobs, broken = list(fixed), {}
+        gone: list[int] = []
         try:
             built, gone = builder.build(rest) if rest else ([], [])
             jobs += built
@@ -176,10 +178,10 @@ class Pipeline:
                                         last_error=reason[:500]))
             settled = {job.row_id for job in jobs} | set(gone) | set(broken)
             missing = [i for i in ids if i not in settled]  # the composer returned nothing (or put them back)
-            empty = session.execute(
+            empty = rowcount(session.execute(
                 update(OutboxRow).where(OutboxRow.id.in_(missing), OutboxRow.claim == token,
                                         OutboxRow.status == RowStatus.SENDING.value)
-                .values(status=RowStatus.CANCELLED.value, last_error="nothing to send")).rowcount if missing else 0
+                .values(status=RowStatus.CANCELLED.value, last_error="nothing to send"))) if missing else 0
         self.stats.add("cancelled", self.name, len(gone) + (empty or 0))
         self.stats.add("failed", self.name, len(broken))
         return jobs
@@ -225,10 +227,10 @@ class Pipeline:
             return job
         now = utcnow()
         with self.sessions() as session, session.begin():
-            renewed = session.execute(
+            renewed = rowcount(session.execute(
                 update(OutboxRow).where(OutboxRow.id == job.row_id, OutboxRow.claim == token,
                                         OutboxRow.status == RowStatus.SENDING.value)
-                .values(claimed_at=now).execution_options(synchronize_session=False)).rowcount
+                .values(claimed_at=now).execution_options(synchronize_session=False)))
         if renewed:
             return replace(job, claimed_at=now)
         self.built_through.pop(job.row_id, None)
@@ -328,7 +330,7 @@ class Pipeline:
         self.stats.add({"sent": "sent", "retrying": "retrying", "failed": "failed", "paused": "paused",
                         "uncertain": "uncertain"}[outcome], self.name)
 
-    def _safely(self, step, *args) -> None:
+    def _safely(self, step: Callable[..., object], *args: object) -> None:
         try:
             step(*args)
         except Exception:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, false, func, literal, or_, select
+from sqlalchemy import ColumnElement, Select, false, func, literal, or_, select
 from sqlalchemy.orm import Session
 
 from notifier.delivery import outbox
@@ -58,7 +58,7 @@ def _group() -> ColumnElement[int]:
     return func.coalesce(ChangeEvent.cycle_id, -ChangeEvent.id)
 
 
-def _told(board_id: str | None):
+def _told(board_id: str | None) -> Select[ChangeEvent]:
     query = select(ChangeEvent).where(ChangeEvent.notify.is_(True))
     return query if board_id is None else query.where(ChangeEvent.board_id == board_id)
 
@@ -112,7 +112,7 @@ def of_board(session: Session, board_id: str, limit: int = 50) -> list[tuple[Pub
         members = groups.get(first, [])
         if members:
             found.append((Publish(board_id, first, members[0].recorded_at, tuple(e.id for e in members),
-                                  versions.get(members[0].cycle_id)), members))
+                                  versions.get(members[0].cycle_id or 0)), members))  # no cycle: no version
     return found
 
 

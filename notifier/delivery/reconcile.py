@@ -9,7 +9,9 @@ row left "uncertain" (the request may have reached the provider) is settled the 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -17,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from notifier.config import Settings
 from notifier.db import utcnow
 from notifier.delivery import express
+from notifier.delivery.channels import Channel
 from notifier.delivery.claims import orphaned
 from notifier.delivery.outbox import OutboxRow, RowStatus
 from notifier.delivery.sending import ComposerFactory, Job
@@ -27,8 +30,17 @@ log = logging.getLogger(__name__)
 MARGIN = timedelta(minutes=2)  # clocks differ: look a little before the claim
 
 
-def reconcile(sessions: sessionmaker[Session], settings: Settings, name: str, now: datetime, factory,
-              stats, compose: ComposerFactory) -> None:
+ChannelFactory = Callable[[str], Channel]
+
+
+class Counts(Protocol):
+    """Where a drain counts what it did, per kind and channel (`DrainStats`)."""
+
+    def add(self, kind: str, channel: str, number: int = 1) -> None: ...
+
+
+def reconcile(sessions: sessionmaker[Session], settings: Settings, name: str, now: datetime, factory: ChannelFactory,
+              stats: Counts, compose: ComposerFactory) -> None:
     """Rows a gone process left in `sending`: texts Twilio already has are recorded as sent; the rest go back."""
     lease = timedelta(seconds=settings.claim_lease_seconds)
     with sessions() as session:

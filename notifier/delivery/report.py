@@ -21,10 +21,11 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import ColumnElement, case, cast, func, select
 from sqlalchemy import Integer as SqlInteger
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import QueryableAttribute, Session
 
 from notifier.delivery import publishes
 from notifier.delivery.outbox import DeliveryReceipt, OutboxRow, RowStatus
@@ -36,6 +37,8 @@ MAX_POINTS = 60
 STEPS = (10, 30, 60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 RECEIPT_FAILED = ("failed", "undelivered")
 SENT, FAILED = RowStatus.SENT.value, RowStatus.FAILED.value
+
+Column = ColumnElement[Any] | QueryableAttribute[Any]  # a column or expression, or a mapped class's attribute
 
 
 @dataclass(frozen=True)
@@ -85,14 +88,14 @@ def step_for(span: timedelta) -> timedelta:
     return timedelta(days=math.ceil(seconds / 86400 / MAX_POINTS))
 
 
-def _offset(session: Session, column, start: datetime) -> ColumnElement:
+def _offset(session: Session, column: Column, start: datetime) -> ColumnElement[Any]:
     """SQL: the seconds from `start` to `column` (PostgreSQL's epoch, SQLite's Julian day)."""
     if session.get_bind().dialect.name == "postgresql":
         return func.extract("epoch", column) - start.timestamp()
     return (func.julianday(column) - 2440587.5) * 86400.0 - start.timestamp()
 
 
-def _bucket(session: Session, column, start: datetime, step: timedelta) -> ColumnElement:
+def _bucket(session: Session, column: Column, start: datetime, step: timedelta) -> ColumnElement[Any]:
     """SQL: the index of the bucket `column` falls in (negative or NULL ones are folded into the first here)."""
     ratio = _offset(session, column, start) / step.total_seconds()
     if session.get_bind().dialect.name == "postgresql":
@@ -138,7 +141,7 @@ def build(session: Session, publish: Publish, now: datetime) -> Report:
     return Report(publish, tuple(channels), publish.published_at, publish.published_at + buckets * step, step)
 
 
-def _series(session: Session, publish: Publish, step: timedelta, buckets: int, covering
+def _series(session: Session, publish: Publish, step: timedelta, buckets: int, covering: ColumnElement[bool]
             ) -> tuple[dict[str, dict[tuple[str, int], int]], int]:
     """Per channel, {(what, bucket): count} for what in sent, delivered, failed (not cumulative yet), and how many
     buckets the receipts need (more than `buckets` when one came after the last send)."""

@@ -14,13 +14,15 @@ always kept (/healthz and `status` report it).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import ColumnElement, delete, func, or_, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import InstrumentedAttribute, Session, sessionmaker
 
-from notifier.db import utcnow
+from notifier.db import Base, utcnow
 from notifier.delivery import totals
 from notifier.delivery.outbox import DeliveryReceipt, OutboxRow, RowStatus, event_ids
 from notifier.status.history import ChangeEvent, Cycle
@@ -43,6 +45,9 @@ class Swept:
         done = ", ".join(f"{count} {name}" for name, count in self.counts.items() if count)
         return f"retention ({days} days): deleted {done or 'nothing'}"
 
+# The conditions selecting a table's rows to delete, built in the session that deletes them.
+Conditions = Callable[[Session], list[ColumnElement[bool]]]
+
 
 def sweep(sessions: sessionmaker[Session], days: int, now: datetime | None = None, batch: int = BATCH) -> Swept:
     """Delete what is older than `days` (see the module's docstring); returns how many rows of each kind went."""
@@ -61,7 +66,7 @@ def sweep(sessions: sessionmaker[Session], days: int, now: datetime | None = Non
     return swept
 
 
-def _settled_before(cutoff: datetime):
+def _settled_before(cutoff: datetime) -> Conditions:
     def conditions(_session: Session) -> list[ColumnElement[bool]]:
         return [OutboxRow.status.in_(SETTLED), OutboxRow.created_at < cutoff,
                 or_(OutboxRow.sent_at.is_(None), OutboxRow.sent_at < cutoff)]
@@ -80,7 +85,7 @@ def _oldest_named_event(session: Session) -> int | None:
     return oldest
 
 
-def _old_cycles(cutoff: datetime):
+def _old_cycles(cutoff: datetime) -> Conditions:
     def conditions(session: Session) -> list[ColumnElement[bool]]:
         newest = session.scalar(select(func.max(Cycle.id))) or 0
         referenced = select(ChangeEvent.cycle_id).where(ChangeEvent.cycle_id.is_not(None))
@@ -88,13 +93,14 @@ def _old_cycles(cutoff: datetime):
     return conditions
 
 
-def _in_batches(sessions: sessionmaker[Session], table, key, batch: int, conditions, fold: bool = False) -> int:
+def _in_batches(sessions: sessionmaker[Session], table: type[Base], key: InstrumentedAttribute[Any], batch: int,
+                conditions: Conditions, fold: bool = False) -> int:
     """Delete the rows of `table` matching `conditions(session)`, `batch` at a time, each batch committed. Each batch
     starts after the last one's key, so the primary key's index is walked once, not once per batch."""
     deleted, last = 0, None
     while True:
         with sessions() as session, session.begin():
-            after = [] if last is None else [key > last]
+            after: list[ColumnElement[bool]] = [] if last is None else [key > last]
             query = select(key).where(*conditions(session), *after).order_by(key).limit(batch)
             keys = list(session.scalars(query.with_for_update() if fold else query))  # no row moves while counted
             if not keys:

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import Integer, String, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column, sessionmaker
 
-from notifier.db import Base, UtcDateTime, hold_lock, utcnow
+from notifier.db import Base, UtcDateTime, hold_lock, rowcount, utcnow
 from notifier.errors import NotifierError
 
 log = logging.getLogger(__name__)
@@ -218,7 +218,7 @@ def _beat(sessions: sessionmaker[Session], registration: Registration) -> None:
                 done = session.execute(update(SenderRow).where(SenderRow.id == registration.id,
                                                                SenderRow.stopped_at.is_(None))
                                        .values(heartbeat_at=utcnow()))
-            if done.rowcount == 0:
+            if rowcount(done) == 0:
                 registration.taken_over = True
                 log.error("sender #%s was taken over by another process; it sends nothing more", registration.id)
                 return

@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Literal, Protocol, cast
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.config import Settings
@@ -69,6 +69,12 @@ class Composer(Protocol):
 ComposerFactory = Callable[[sessionmaker[Session], Settings], Composer]
 
 
+class Records(Protocol):
+    """Where `send_one` records a row as sent: a `Recorder` (batched), or at once (express)."""
+
+    def sent(self, row_id: int, token: str | None, provider_id: str) -> None: ...
+
+
 def backoff(attempts: int, base: float, cap: float = 3600.0) -> timedelta:
     """Exponential backoff with jitter: about base·2^(attempts-1) seconds, between half and 1.5 times that."""
     seconds = min(cap, base * (2 ** max(attempts - 1, 0)))
@@ -112,7 +118,7 @@ WEBHOOK_ATTEMPTS = 32
 
 
 def send_one(sessions: sessionmaker[Session], settings: Settings, channel: Channel, job: Job, token: str,
-             recorder: Recorder, pushback: Callable[[], None] = lambda: None) -> str:
+             recorder: Records, pushback: Callable[[], None] = lambda: None) -> str:
     """Send `job` and record the outcome; returns sent, retrying, failed, paused or uncertain. Never raises for
     the message's sake (a database failure while recording leaves the row to reconciliation)."""
     try:
@@ -143,7 +149,7 @@ def send_one(sessions: sessionmaker[Session], settings: Settings, channel: Chann
 
 
 SENT_ROW = (
-    update(OutboxRow.__table__)
+    update(cast(Table, OutboxRow.__table__))  # a mapped class's table is typed as any FromClause
     .where(OutboxRow.__table__.c.id == bindparam("row_id"), OutboxRow.__table__.c.claim == bindparam("token"))
     .values(status=RowStatus.SENT.value, provider_id=bindparam("provider_id"), sent_at=bindparam("at"),
             payload=None)
@@ -162,7 +168,7 @@ class Recorder:
 
     def __init__(self, sessions: sessionmaker[Session], window: float = 0.02, batch: int = 200) -> None:
         self.sessions, self.window, self.batch = sessions, window, batch
-        self.queue: queue.Queue = queue.Queue()
+        self.queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.thread = threading.Thread(target=self._run, name="record-sent", daemon=True)
         self.thread.start()
 
@@ -175,14 +181,15 @@ class Recorder:
         self.thread.join()
 
     def _run(self) -> None:
-        unrecorded: list[dict] = []  # sent, but the database was unreachable: tried again every RETRY seconds
+        unrecorded: list[dict[str, Any]] = []  # sent, but the database was unreachable: tried again every RETRY seconds
         done = False
         while not done:
             try:
-                first = self.queue.get(timeout=self.RETRY if unrecorded else None)
+                first: dict[str, Any] | Literal[False] | None = self.queue.get(
+                    timeout=self.RETRY if unrecorded else None)
             except queue.Empty:
                 first = False  # nothing new: only the unrecorded to try again
-            rows: list[dict] = []
+            rows: list[dict[str, Any]] = []
             if first is None:
                 done = True
             elif first is not False:
@@ -215,7 +222,7 @@ class Recorder:
             log.error("could not record %d sent message(s); they will be reconciled", len(unrecorded))
 
 
-def _settle(sessions: sessionmaker[Session], row_id: int, token: str, values: dict) -> None:
+def _settle(sessions: sessionmaker[Session], row_id: int, token: str, values: dict[str, Any]) -> None:
     with sessions() as session, session.begin():
         session.execute(update(OutboxRow).where(OutboxRow.id == row_id, OutboxRow.claim == token).values(values))
 

@@ -12,10 +12,12 @@ import logging
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier import links
+from notifier.config import Settings
 from notifier.db import transaction
 from notifier.delivery import express
 from notifier.delivery.channels import Message
@@ -28,12 +30,12 @@ from notifier.subscribers.models import Contact
 
 log = logging.getLogger(__name__)
 
-def follows_of(contact: Contact, boards: Mapping[str, Board]) -> list[dict]:
+def follows_of(contact: Contact, boards: Mapping[str, Board]) -> list[dict[str, Any]]:
     """The family's follows as template data: board, its short code, and the panels followed, board by board."""
     return follows_data([(f.board_id, f.panel) for f in contact.subscriber.follows], boards)
 
 
-def follows_data(follows: Iterable[tuple[str, str]], boards: Mapping[str, Board]) -> list[dict]:
+def follows_data(follows: Iterable[tuple[str, str]], boards: Mapping[str, Board]) -> list[dict[str, Any]]:
     """(board id, panel) pairs as template data, grouped board by board."""
     grouped: dict[str, list[str]] = {}
     for board_id, panel in sorted(follows):
@@ -45,7 +47,7 @@ def _reference(kind: str, contact_id: int) -> str:
     return f"{kind}-{contact_id}-{secrets.token_hex(4)}"
 
 
-def confirmation(settings, contact: Contact, boards: Mapping[str, Board], invited: bool = False) -> Message:
+def confirmation(settings: Settings, contact: Contact, boards: Mapping[str, Board], invited: bool = False) -> Message:
     """The double opt-in request: a signed link by email, "reply YES" by text. `invited`: from a board's list."""
     return confirmation_for(settings, _addressee(contact), follows_of(contact, boards), invited)
 
@@ -61,7 +63,8 @@ class Addressee:
     link_key: str | None = None  # bound into the unsubscribe link when known (see `links.unsubscribe_url`)
 
 
-def confirmation_for(settings, to: Addressee, follows: list[dict], invited: bool = False) -> Message:
+def confirmation_for(settings: Settings, to: Addressee, follows: list[dict[str, Any]],
+                     invited: bool = False) -> Message:
     """`confirmation` from plain values; `follows` as `follows_data` gives them."""
     context = {"follows": follows, "base_url": settings.base_url, "invited": invited}
     if to.channel == EMAIL:
@@ -72,7 +75,7 @@ def confirmation_for(settings, to: Addressee, follows: list[dict], invited: bool
                    language=to.language, text=templates.render("sms/confirm.txt", to.language, **context).strip())
 
 
-def manage_link(settings, contact: Contact, boards: Mapping[str, Board]) -> Message:
+def manage_link(settings: Settings, contact: Contact, boards: Mapping[str, Board]) -> Message:
     """A fresh link to the family's settings page (the lost-link form, or a sign-up of an active address)."""
     language = contact.subscriber.language
     context = {"manage_url": links.manage_url(settings, contact.subscriber_id), "base_url": settings.base_url,
@@ -88,7 +91,7 @@ def _addressee(contact: Contact) -> Addressee:
     return Addressee(contact.id, contact.channel, contact.address, contact.subscriber.language, contact.link_key)
 
 
-def _email(settings, to: Addressee, template: str, subject: str, context: dict) -> Message:
+def _email(settings: Settings, to: Addressee, template: str, subject: str, context: dict[str, Any]) -> Message:
     language = to.language
     unsubscribe = links.unsubscribe_url(settings, to.contact_id, to.link_key)
     context = {**context, "subject": subject, "sender": settings.sender, "unsubscribe_url": unsubscribe}
@@ -101,7 +104,7 @@ def _email(settings, to: Addressee, template: str, subject: str, context: dict) 
     )
 
 
-def queue(settings, sessions: sessionmaker[Session], messages: list[Message],
+def queue(settings: Settings, sessions: sessionmaker[Session], messages: list[Message],
           priority: int = Priority.ACCOUNT) -> None:
     """Put each message in the outbox, first in line, and leave it to be sent (`express.send_soon`): a page answers
     at once, the same whether or not there was anything to send."""

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ScalarSelect, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier import links
 from notifier.config import Settings
-from notifier.db import hold_lock, utcnow
+from notifier.db import hold_lock, rowcount, utcnow
 from notifier.delivery.channels import EMAIL, PUSH, Message
 from notifier.delivery.outbox import OutboxRow, RowStatus, event_ids
 from notifier.delivery.sending import Job
@@ -34,7 +35,7 @@ log = logging.getLogger(__name__)
 DEFER = timedelta(seconds=2)  # how long a digest waits for an older one of its contact not yet settled
 
 
-def _older_unsettled():
+def _older_unsettled() -> ScalarSelect[int | None]:
     """The oldest digest of the row's contact older than the row and not yet settled (pending or being sent), or
     NULL. Whether that one leaves or is overtaken decides what the row should say: a correction claimed first, say,
     while the closure it corrects waits in another sender's queue or for a retry. If the closure never leaves,
@@ -109,7 +110,7 @@ class MessageBuilder:
             jobs.append(Job(row_id, channel, address, message, attempts, claim, claimed_at))
         return jobs, gone
 
-    def _overtaken(self, session: Session, rows: list) -> list:
+    def _overtaken(self, session: Session, rows: list[Any]) -> list[Any]:
         """The rows for which a change event recorded after their newest one, relevant to their contact, is of
         the same family as one of theirs (the row's message may no longer be true)."""
         newest = {row[0]: max(event_ids(row[2]), default=0) for row in rows}
@@ -134,7 +135,7 @@ class MessageBuilder:
                 stale.append(row)
         return stale
 
-    def _defer(self, rows: list) -> None:
+    def _defer(self, rows: list[Any]) -> None:
         """Put rows back for a little later (only while still claimed as built): the older digest is settled
         by then."""
         if not rows:
@@ -146,7 +147,7 @@ class MessageBuilder:
                                                         OutboxRow.status == RowStatus.SENDING.value)
                                 .values(status=RowStatus.PENDING.value, claim=None, claimed_at=None, due_at=later))
 
-    def _supersede(self, stale: list) -> None:
+    def _supersede(self, stale: list[Any]) -> None:
         """Mark stale rows `superseded` (only while still claimed as built) and plan their contacts again.
 
         A younger digest of the same contact not yet sent was planned on the premise that this one would leave (a
@@ -162,11 +163,11 @@ class MessageBuilder:
             oldest: dict[int, int] = {}  # contact id -> its oldest row superseded here
             done = set()
             for row in stale:
-                changed = session.execute(
+                changed = rowcount(session.execute(
                     update(OutboxRow).where(OutboxRow.id == row[0], OutboxRow.claim == row[5],
                                             OutboxRow.status == RowStatus.SENDING.value)
                     .values(status=RowStatus.SUPERSEDED.value, last_error="overtaken by a later change")
-                ).rowcount
+                ))
                 if changed:
                     marked.setdefault(row[7], []).extend(event_ids(row[2]))
                     oldest[row[7]] = min(row[0], oldest.get(row[7], row[0]))

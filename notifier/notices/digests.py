@@ -94,7 +94,7 @@ class NetChange:
 def _closed(kind: str, state: Any) -> bool:
     """Whether `state` (a panel's status, or an announced period) of a change of `kind` means schools closed."""
     if kind == Kind.PANEL_STATUS.value:
-        return state == Status.CLOSED.value
+        return bool(state == Status.CLOSED.value)
     if kind in (Kind.PERIOD_ADDED.value, Kind.PERIOD_CHANGED.value, Kind.PERIOD_REMOVED.value):
         return (state or {}).get("status") == Status.CLOSED.value
     return False
@@ -120,7 +120,7 @@ def relevant(event: Event, follows: Follows, notify_on_effect: bool) -> bool:
 
 def net(events: Iterable[Event]) -> list[NetChange]:
     """Fold events (oldest first) into net changes, dropping those that ended where they began."""
-    groups: dict[tuple, list[Event]] = {}
+    groups: dict[tuple[Any, ...], list[Event]] = {}
     for event in sorted(events, key=lambda e: e.id):
         groups.setdefault(event.family, []).append(event)
     changes = []

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from notifier.config import Settings
 from notifier.delivery import express, senders
 from notifier.delivery.channels import Message
 from notifier.delivery.outbox import Priority
@@ -32,13 +34,14 @@ class Outcome:
     queued: int = 0
 
 
-def enqueue(session: Session, settings, invitees: list[Invitee], boards: Mapping[str, Board]) -> list[int]:
+def enqueue(session: Session, settings: Settings, invitees: list[Invitee], boards: Mapping[str, Board]) -> list[int]:
     """Queue one confirmation request per invitee at the digest priority; the outbox row ids (the caller commits)."""
     return express.enqueue_many(session, _messages(settings, invitees, boards), Priority.DIGEST)
 
 
-def _messages(settings, invitees: list[Invitee], boards: Mapping[str, Board]) -> Iterator[tuple[Message, int]]:
-    follows: dict[tuple, list[dict]] = {}
+def _messages(settings: Settings, invitees: list[Invitee],
+              boards: Mapping[str, Board]) -> Iterator[tuple[Message, int]]:
+    follows: dict[tuple[tuple[str, str], ...], list[dict[str, Any]]] = {}
     for invitee in invitees:
         data = follows.get(invitee.follows)
         if data is None:
@@ -47,7 +50,7 @@ def _messages(settings, invitees: list[Invitee], boards: Mapping[str, Board]) ->
         yield account.confirmation_for(settings, to, data, invited=True), invitee.contact_id
 
 
-def deliver(settings, sessions: sessionmaker[Session], ids: list[int]) -> Outcome:
+def deliver(settings: Settings, sessions: sessionmaker[Session], ids: list[int]) -> Outcome:
     """Leave the rows to a running sending process, or send them here (in small rounds) when none runs."""
     if not ids:
         return Outcome()

@@ -26,11 +26,30 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, cast
 
-from sqlalchemy import Boolean, Integer, String, Text, and_, case, exists, func, insert, literal, null, select, update
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    Integer,
+    Row,
+    Select,
+    String,
+    Subquery,
+    Text,
+    and_,
+    case,
+    exists,
+    func,
+    insert,
+    literal,
+    null,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier.config import Settings
@@ -76,7 +95,7 @@ class Watermark:
         floor = max(self.cursor, self.pass_events) if contact_id <= self.pass_contact else self.cursor
         return max(own, floor)
 
-    def column(self):
+    def column(self) -> ColumnElement[int]:
         """`seen` as an SQL expression, for contacts past any pass record (the ranges a pass plans): the contact's
         own mark where it is above the cursor, else the cursor (portable: SQLite has no GREATEST)."""
         floor = literal(self.cursor, Integer())
@@ -209,13 +228,13 @@ class _Unheard:
         return min(self.mark.seen(contact_id, own), self.heard_through.get(contact_id, own))
 
 
-def _contact_columns():
+def _contact_columns() -> Select[int, int, str, str, int, bool]:
     return (select(Contact.id, Contact.subscriber_id, Contact.channel, Contact.frequency, Contact.seen_event_id,
                    Subscriber.notify_on_effect)
             .join(Subscriber, Subscriber.id == Contact.subscriber_id))
 
 
-def _waiting(boards: list[str], newest: int):
+def _waiting(boards: list[str], newest: int) -> ColumnElement[bool]:
     """Contacts still to plan: active, behind the newest event, in a family following a board that changed."""
     follows_changed = exists().where(Follow.subscriber_id == Contact.subscriber_id, Follow.board_id.in_(boards))
     return and_(Contact.status == ContactStatus.ACTIVE.value, Contact.seen_event_id < newest, follows_changed)
@@ -253,7 +272,7 @@ def _plan_range(session: Session, settings: Settings, events: dict[int, Event], 
     seen = Watermark(cursor).column()
     profile_columns = [seen, Subscriber.notify_on_effect, *mask_columns]
 
-    def in_range(*columns):
+    def in_range(*columns: Any) -> Select[*tuple[Any, ...]]:
         return (select(*columns).select_from(Contact)
                 .join(Subscriber, Subscriber.id == Contact.subscriber_id)
                 .join(masks, masks.c.subscriber_id == Contact.subscriber_id)
@@ -266,19 +285,20 @@ def _plan_range(session: Session, settings: Settings, events: dict[int, Event], 
     if 0 < len(found) <= MAX_PROFILES:
         behind = _insert_profiles(session, settings, events, boards, newest, now, key, found, profile_columns,
                                   in_range, result)
-        waiting = Contact.id.in_([*merging, *behind])
+        waiting: ColumnElement[bool] = Contact.id.in_([*merging, *behind])
     else:
         waiting = and_(Contact.id > after_id, Contact.id <= upper)
     _plan_one_by_one(session, settings, events, boards, newest, now, waiting, result)
 
 
 def _insert_profiles(session: Session, settings: Settings, events: dict[int, Event], boards: list[str], newest: int,
-                     now: datetime, key: str, found: list, profile_columns: list, in_range,
+                     now: datetime, key: str, found: Sequence[Row[*tuple[Any, ...]]], profile_columns: list[Any],
+                     in_range: Callable[..., Select[*tuple[Any, ...]]],
                      result: PlanResult) -> list[int]:
     """Decide each profile's digest once and write the range's rows set-wise; return the contacts whose profile
     is none of those found (their family changed its follows since the GROUP BY, say): they go one by one."""
     known, stored_of, urgent_of, priority_of, due_of = [], [], [], [], []
-    decided: dict[tuple, tuple[str, bool]] = {}
+    decided: dict[tuple[Any, ...], tuple[str, bool]] = {}
     for *profile, channel, frequency, count in found:
         seen, notify, *mask_values = profile
         same = and_(*(column == literal(value) for column, value in zip(profile_columns, profile, strict=True)))
@@ -301,14 +321,14 @@ def _insert_profiles(session: Session, settings: Settings, events: dict[int, Eve
     behind = case(*known, else_=null()).is_(None)
     if not stored_of:
         return list(session.scalars(in_range(Contact.id).where(behind)))
-    planned = in_range(
+    rows_query = in_range(
         Contact.id.label("contact_id"), Contact.channel.label("channel"),
         case(*stored_of, else_=null()).label("event_ids"), case(*urgent_of, else_=False).label("urgent"),
         case(*due_of, else_=null()).label("due_at"), case(*priority_of, else_=Priority.DIGEST).label("priority"),
         behind.label("behind"),
     )
     postgres = session.get_bind().dialect.name == "postgresql"
-    planned = planned.cte("planned") if postgres else planned.subquery("planned")
+    planned = rows_query.cte("planned") if postgres else rows_query.subquery("planned")
     columns = {"contact_id": planned.c.contact_id, "channel": planned.c.channel,
                "digest_key": literal(key, String()), "event_ids": planned.c.event_ids,
                "urgent": planned.c.urgent, "attempts": literal(0, Integer()),
@@ -326,7 +346,7 @@ def _insert_profiles(session: Session, settings: Settings, events: dict[int, Eve
 
 
 def _plan_one_by_one(session: Session, settings: Settings, events: dict[int, Event], boards: list[str], newest: int,
-                     now: datetime, which, result: PlanResult) -> None:
+                     now: datetime, which: ColumnElement[bool], result: PlanResult) -> None:
     """The contacts the set-wise statements did not settle: those with a pending digest to merge, and any whose
     profile changed under them. A row the set-wise insert wrote for one of them is merged like any other. Their own
     `seen_event_id` moves, so the watermark's next pass leaves them alone."""
@@ -336,7 +356,7 @@ def _plan_one_by_one(session: Session, settings: Settings, events: dict[int, Eve
                     key=f"events-{newest}-m")
 
 
-def _follow_masks(boards: list[str], after_id: int, upper: int, families: tuple[int, int]):
+def _follow_masks(boards: list[str], after_id: int, upper: int, families: tuple[int, int]) -> Subquery:
     """Per family in the id range, which panels of the changed boards it follows: two bits per board, in as many
     64-bit sums as the boards need (a family follows each board and panel at most once, so a sum is a bit-or)."""
     panel_bits = case({"elementary": 1, "secondary": 2}, value=Follow.panel, else_=0)
@@ -354,14 +374,14 @@ def _follow_masks(boards: list[str], after_id: int, upper: int, families: tuple[
 
 def _unmask(boards: list[str], masks: list[int]) -> Follows:
     """The follows a set of masks stands for (the inverse of `_follow_masks`)."""
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for index, board in enumerate(boards):
         mask = masks[index // BOARDS_PER_MASK] >> (2 * (index % BOARDS_PER_MASK))
         pairs.extend((board, panel) for bit, panel in ((1, "elementary"), (2, "secondary")) if mask & bit)
     return follows_of(pairs)
 
 
-def _plan_batch(session: Session, settings: Settings, batch: list, events: dict[int, Event], boards: list[str],
+def _plan_batch(session: Session, settings: Settings, batch: list[Any], events: dict[int, Event], boards: list[str],
                 newest: int, now: datetime, result: PlanResult, mark: Watermark | _Unheard,
                 merged_in: dict[int, list[int]] | None = None, key: str | None = None) -> None:
     """Plan a few contacts one by one (`events` holds at least those after `mark`), merging their pending digests."""
@@ -381,10 +401,10 @@ def _plan_batch(session: Session, settings: Settings, batch: list, events: dict[
         .values(status=RowStatus.CANCELLED.value).returning(OutboxRow.contact_id, OutboxRow.event_ids)
     )
     for contact_id, stored in cancelled:
-        merged.setdefault(contact_id, []).extend(event_ids(stored))
+        merged.setdefault(cast(int, contact_id), []).extend(event_ids(stored))  # one of `ids`, never None
         result.cancelled += 1
     _load_missing(session, events, (i for found in merged.values() for i in found))
-    decided: dict[tuple, Selection] = {}
+    decided: dict[tuple[Any, ...], Selection] = {}
     groups: dict[tuple[str, bool, int, str, str], list[int]] = {}  # (events, urgent, priority, channel, frequency)
     for contact in batch:
         follows: Follows = follows_of(pairs.get(contact.subscriber_id, ()))

@@ -51,9 +51,9 @@ def audience(session: Session, board_id: str, changes: list[Change], now: dateti
         return counts
     # Urgent as the planner judges it (a closure now or announced, or one over or called off), panel by panel.
     urgent_panels = {panel for e in events if any(change.urgent for change in net([e])) for panel in e.panels()}
-    follows = select(Follow.subscriber_id, func.count()).where(Follow.board_id == board_id,
-                                                               Follow.panel.in_(panels))
-    follows = follows.group_by(Follow.subscriber_id).subquery()
+    followed = select(Follow.subscriber_id, func.count()).where(Follow.board_id == board_id,
+                                                                Follow.panel.in_(panels))
+    follows = followed.group_by(Follow.subscriber_id).subquery()
     urgent = select(Follow.subscriber_id).where(Follow.board_id == board_id, Follow.panel.in_(urgent_panels or {""}))
     query = (
         select(Contact.channel, Contact.frequency, Contact.subscriber_id.in_(urgent), func.count())

@@ -17,6 +17,7 @@ import json
 import logging
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from typing import Any
 
 from sqlalchemy import and_, exists, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -152,7 +153,7 @@ def _items(contact: Contact, boards: dict[str, Board],
         for panel, (status, *_) in sorted(panels.items()):
             by_status.setdefault(status, []).append(panel)
         for status, chosen in sorted(by_status.items(), key=lambda s: -s[0].severity):
-            days = [panels[p][1] for p in chosen if panels[p][1] is not None]
+            days = [day for p in chosen if (day := panels[p][1]) is not None]
             items.append(Item(boards[board_id], status, tuple(chosen), max(days) if days else None,
                               any(panels[p][2] for p in chosen), any(panels[p][3] for p in chosen)))
     return items
@@ -162,7 +163,7 @@ def compose(settings: Settings, contact: Contact, items: list[Item], today: date
     """The reminder's words for one contact: a text, or an email with its manage and unsubscribe links."""
     language = contact.subscriber.language
     reference = f"reminder-{contact.id}-{today.isoformat()}"
-    context = {"items": items, "base_url": settings.base_url}
+    context: dict[str, Any] = {"items": items, "base_url": settings.base_url}
     if contact.channel != EMAIL:
         return Message(channel=contact.channel, to=contact.address, reference=reference, language=language,
                        text=templates.render("sms/reminder.txt", language, **context).strip())

@@ -131,12 +131,12 @@ def _merge_panels(statuses: list[tuple[str | None, str]]) -> list[tuple[str | No
     by_panel = dict(statuses)
     if len(by_panel) == 2 and len(set(by_panel.values())) == 1:
         return [(None, next(iter(by_panel.values())))]
-    return sorted(by_panel.items(), key=lambda item: [p.value for p in Panel].index(item[0]))
+    return sorted(by_panel.items(), key=lambda item: [p.value for p in Panel].index(item[0] or ""))
 
 
 # The subject names what changed as narrowly as it happened: "Secondary schools closed" when only secondary schools
 # closed, never "Schools closed". Keys: (status, panel or None for both); the most disruptive new status wins.
-ONE_BOARD = {
+ONE_BOARD: dict[tuple[str | None, str | None], str] = {
     ("closed", None): "Schools closed: %(board)s",
     ("closed", "elementary"): "Elementary schools closed: %(board)s",
     ("closed", "secondary"): "Secondary schools closed: %(board)s",
@@ -147,7 +147,7 @@ ONE_BOARD = {
     ("open", "elementary"): "Elementary schools open: %(board)s",
     ("open", "secondary"): "Secondary schools open: %(board)s",
 }
-MANY_BOARDS = {
+MANY_BOARDS: dict[tuple[str | None, str | None], str] = {
     ("closed", None): "Schools closed: %(count)d boards changed",
     ("closed", "elementary"): "Elementary schools closed: %(count)d boards changed",
     ("closed", "secondary"): "Secondary schools closed: %(count)d boards changed",

@@ -34,7 +34,8 @@ def environment(language: str) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.install_gettext_translations(i18n.translations(language), newstyle=True)
+    env.install_gettext_translations(  # type: ignore[attr-defined]  # added by the jinja2.ext.i18n extension
+        i18n.translations(language), newstyle=True)
     install_filters(env, language)
     env.globals["language"] = language
     return env

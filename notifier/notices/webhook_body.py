@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
+from typing import Any
 
 from notifier.config import Settings
 from notifier.links import in_language
@@ -27,13 +28,13 @@ def body(endpoint_format: str, language: str, board: Board, events: list[Event],
          at: datetime) -> str:
     """The request body for one endpoint: JSON text, compact and with keys in a stable order."""
     if endpoint_format == Format.SLACK.value:
-        document: dict = {"text": chat_line(board, events, language, settings)}
+        document: dict[str, Any] = {"text": chat_line(board, events, language, settings)}
     else:
         document = {"type": TYPE, "timestamp": _iso(at), "data": data(board, events, language, settings)}
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
 
 
-def data(board: Board, events: list[Event], language: str, settings: Settings) -> dict:
+def data(board: Board, events: list[Event], language: str, settings: Settings) -> dict[str, Any]:
     """The board after the change, and the change events, as plain JSON values."""
     url = f"{settings.base_url}/boards/{board.id}"
     return {

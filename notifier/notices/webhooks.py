@@ -19,13 +19,14 @@ import json
 import logging
 from datetime import datetime
 from itertools import groupby
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from notifier import links
 from notifier.config import Settings
-from notifier.db import hold_lock
+from notifier.db import hold_lock, rowcount
 from notifier.delivery import express
 from notifier.delivery.channels import EMAIL, WEBHOOK, Message
 from notifier.delivery.outbox import ClockState, OutboxRow, Priority, RowStatus
@@ -57,7 +58,7 @@ def plan(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> 
         cursor, newest = _cursor(session), latest_event_id(session)
         if newest > cursor:
             planned = _plan(session, settings, cursor, newest)
-            session.get(ClockState, CURSOR).number = newest
+            session.get_one(ClockState, CURSOR).number = newest
     if planned:
         log.info("planned %d webhook(s)", planned)
     tell_owners(sessions, settings, now)
@@ -94,6 +95,8 @@ def _plan(session: Session, settings: Settings, cursor: int, newest: int) -> int
         if board is None:
             continue
         at = events[-1].recorded_at
+        if at is None:  # never: events read from the table carry their time
+            continue
         for endpoint in endpoints:
             if endpoint.board_id != board.id or endpoint.created_at > at or key(endpoint, events[-1].id) in existing:
                 continue
@@ -189,9 +192,10 @@ def remove(session: Session, endpoint: WebhookEndpoint) -> int:
         OutboxRow.status == RowStatus.PENDING.value).values(status=RowStatus.CANCELLED.value, payload=None,
                                                              last_error="endpoint removed"))
     session.delete(endpoint)
-    return cancelled.rowcount or 0
+    return rowcount(cancelled) or 0
 
 
-def payload_of(row: OutboxRow) -> dict:
+def payload_of(row: OutboxRow) -> dict[str, Any]:
     """A planned webhook row's stored request (for tests and `status`)."""
-    return json.loads(row.payload or "{}")
+    stored: dict[str, Any] = json.loads(row.payload or "{}")
+    return stored

@@ -11,6 +11,7 @@ in one edit ("closed Wednesday 00:01 until Thursday 00:01"), and the board goes 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from notifier.errors import NotifierError
 from notifier.formatting import TORONTO
@@ -60,7 +61,7 @@ def _announce(current: Board, in_force: Board, edited: Board, when: datetime, en
     for panel in Panel:
         if edited.panel_status(panel) != in_force.panel_status(panel):
             changed.setdefault(edited.panel_status(panel).value, []).append(panel)
-    extra = {}
+    extra: dict[str, Any] = {}
     if edited.withdrawals != in_force.withdrawals:
         extra["withdrawals"] = edited.withdrawals
     if edited.message != in_force.message:
@@ -78,5 +79,5 @@ def _announce(current: Board, in_force: Board, edited: Board, when: datetime, en
     return current.model_copy(update={"upcoming": tuple(sorted((*current.upcoming, *added), key=lambda p: p.start))})
 
 
-def _state(board: Board) -> tuple:
+def _state(board: Board) -> tuple[Any, ...]:
     return tuple(getattr(board, name) for name in STATE_FIELDS)

@@ -73,4 +73,4 @@ def authors(session: Session, board_id: str, versions: list[str]) -> dict[str, s
         return {}
     query = select(AuditEntry.file_version, AuditEntry.staff_email).where(
         AuditEntry.board_id == board_id, AuditEntry.action == "edit", AuditEntry.file_version.in_(versions))
-    return {version: email for version, email in session.execute(query)}
+    return {version: email for version, email in session.execute(query) if version is not None}

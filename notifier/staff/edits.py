@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from sqlalchemy.orm import Session
 
@@ -53,7 +54,7 @@ class _Timestamp(str):
     """A date-time written unquoted, like the hand-written ones (`2026-11-23T00:01:00-05:00`)."""
 
 
-def _yaml():
+def _yaml() -> YAML:
     yaml = document.round_trip_yaml()
     yaml.representer.add_representer(
         _Timestamp, lambda r, d: r.represent_scalar("tag:yaml.org,2002:timestamp", str(d)))
@@ -150,7 +151,8 @@ def _flow(value: dict[str, Any]) -> CommentedMap:
     return mapping
 
 
-def _reuse(old_node: Any, before: list[dict], after: list[dict], make: Callable[[dict], Any]) -> CommentedSeq:
+def _reuse(old_node: Any, before: list[dict[str, Any]], after: list[dict[str, Any]],
+           make: Callable[[dict[str, Any]], Any]) -> CommentedSeq:
     """The new list, reusing the file's own item for every entry that did not change (keeps its comments)."""
     unused = list(range(len(before)))
     items = []

@@ -7,6 +7,7 @@ code into a plain sentence in the reader's language (no user-facing text lives h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -27,7 +28,7 @@ SAME_AS_BOARD = ""
 class Fields(Protocol):
     """What a posted form offers (Werkzeug's MultiDict does): one value, or every value of a repeated field."""
 
-    def get(self, key: str, default: Any = None) -> Any: ...
+    def get(self, key: str) -> str | None: ...
 
     def getlist(self, key: str) -> list[str]: ...
 
@@ -244,7 +245,7 @@ def _bilingual(en: str, fr: str) -> dict[str, str] | None:
     return value or None
 
 
-def _field_of(error: dict[str, Any], rows_of: list[int]) -> tuple[str, str]:
+def _field_of(error: Mapping[str, Any], rows_of: list[int]) -> tuple[str, str]:
     """Which form field a pydantic error belongs to, and the code of its plain-words message."""
     loc = [part for part in error["loc"] if part != "[key]"]
     top = loc[0] if loc else ""

@@ -22,6 +22,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from notifier.config import Settings
+from notifier.db import rowcount
 from notifier.delivery import express
 from notifier.delivery.channels import EMAIL, Message
 from notifier.masking import mask_email
@@ -76,7 +77,7 @@ def redeem(session: Session, token: str, now: datetime, ip: str = "") -> models.
     claimed = session.execute(
         update(SigninToken).where(SigninToken.id == row.id, SigninToken.used_at.is_(None)).values(used_at=now)
     )
-    if claimed.rowcount != 1:
+    if rowcount(claimed) != 1:
         log.warning("staff sign-in refused: link already used (token %s), from %s", row.id, ip or "?")
         return None
     return session.get(models.StaffMember, row.staff_id)

@@ -155,7 +155,8 @@ def to_ical(found: Iterable[Disruption], describe: Describe, name: str, now: dat
         event.add("dtend", end)
         calendar.add_component(event)
     calendar.add_missing_timezones()
-    return calendar.to_ical()
+    ical: bytes = calendar.to_ical()
+    return ical
 
 
 def _span(disruption: Disruption, today: date) -> tuple[date, date] | tuple[datetime, datetime]:

@@ -67,7 +67,7 @@ class Change:
 
     def _closed(self, state: Any) -> bool:
         if self.kind in (Kind.STATUS, Kind.PANEL_STATUS):
-            return state == Status.CLOSED.value
+            return bool(state == Status.CLOSED.value)
         if self.kind in PERIOD_KINDS:
             return (state or {}).get("status") == Status.CLOSED.value
         return False

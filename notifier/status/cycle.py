@@ -161,5 +161,5 @@ def _event(change: Change, cycle_id: int | None, board: Board, state: BoardState
 
 def _finish(sessions: sessionmaker[Session], cycle_id: int, outcome: str, detail: str, version: str | None) -> None:
     with sessions() as session, session.begin():
-        cycle = session.get(Cycle, cycle_id)
+        cycle = session.get_one(Cycle, cycle_id)
         cycle.finished_at, cycle.outcome, cycle.detail, cycle.file_version = utcnow(), outcome, detail, version

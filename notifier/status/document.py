@@ -15,6 +15,7 @@ import re
 import stat
 import tempfile
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -181,7 +182,7 @@ def _line_of_unreadable_number(text: str) -> int:
             try:
                 int(node.value.replace("_", ""), 0)
             except ValueError:
-                return node.start_mark.line + 1
+                return int(node.start_mark.line) + 1
         elif isinstance(node, SequenceNode):
             pending.extend(node.value)
         elif isinstance(node, MappingNode):
@@ -229,7 +230,7 @@ _ALLOWED = {
 }
 
 
-def _problem(document: CommentedMap, error: dict[str, Any], path: str) -> Problem:
+def _problem(document: CommentedMap, error: Mapping[str, Any], path: str) -> Problem:
     """Turn one pydantic error into a sentence a board's staff member can act on, at the right line."""
     loc = [part for part in error["loc"] if part != "[key]"]
     hinted = _HINT.match(str(error.get("msg", "")).removeprefix("Value error, "))
@@ -253,7 +254,7 @@ def _problem(document: CommentedMap, error: dict[str, Any], path: str) -> Proble
 _HINT = re.compile(r"^([a-z_]+(?:\.\d+)?(?:\.[a-z_]+)?): (.+)$", re.S)
 
 
-def _enum_message(error: dict[str, Any]) -> str:
+def _enum_message(error: Mapping[str, Any]) -> str:
     value = error.get("input")
     expected = str(error.get("ctx", {}).get("expected", ""))
     for what, allowed in _ALLOWED.items():

@@ -65,12 +65,13 @@ class StatusDocument(Base):
 class Outdated(NotifierError):
     """The version a change was based on is no longer the newest: someone published in between."""
 
-    def __init__(self, based_on: int | None, newest: StatusDocument) -> None:
+    def __init__(self, based_on: int | None, newest: StatusDocument | None) -> None:
         self.based_on, self.newest = based_on, newest
+        found = (f"the newest is version {newest.id} (by {newest.author} at {newest.created_at:%Y-%m-%d %H:%M} UTC)"
+                 if newest else "there is no version any more")
         super().__init__(
             f"the status document changed while this change was prepared: it was based on version {based_on}, "
-            f"the newest is version {newest.id} (by {newest.author} at {newest.created_at:%Y-%m-%d %H:%M} UTC); "
-            "nothing was stored, start again from the newest version")
+            f"{found}; nothing was stored, start again from the newest version")
 
 
 def newest(session: Session) -> StatusDocument | None:

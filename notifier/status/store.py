@@ -108,7 +108,7 @@ class BoardStore:
                         number = published.seed(session, self.path, utcnow()).id
                 if number != self._number or self.source != PUBLISHED:
                     with self._sessions() as session:
-                        snapshot = published.snapshot(session.get(published.StatusDocument, number))
+                        snapshot = published.snapshot(session.get_one(published.StatusDocument, number))
                     if self._snapshot is None or snapshot.version != self._snapshot.version:
                         log.info("status document version %s loaded: %d boards", number, len(snapshot.status.boards))
                     self._snapshot, self._number, self.source = snapshot, number, PUBLISHED

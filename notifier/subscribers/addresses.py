@@ -61,7 +61,8 @@ def parse_phone(raw: str) -> str:
 def _found_means_valid() -> bool:
     """True when `region_code_for_number` returns "CA" only after validating the number for Canada: the region has
     no leading digits in this version of phonenumbers' metadata (a region with them is matched on those alone)."""
-    return PhoneMetadata.metadata_for_region("CA").leading_digits is None
+    metadata = PhoneMetadata.metadata_for_region("CA")
+    return metadata is not None and metadata.leading_digits is None
 
 
 def limit_key(channel: str, address: str) -> str:

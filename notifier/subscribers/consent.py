@@ -14,6 +14,7 @@ import hmac
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Integer, String, select
 from sqlalchemy.exc import IntegrityError
@@ -47,7 +48,7 @@ def _key(session: Session) -> bytes:
                 row = ConsentKey(id=1, key=secrets.token_hex(32))
                 session.add(row)
         except IntegrityError:  # another process created it first
-            row = session.get(ConsentKey, 1, populate_existing=True)
+            row = session.get_one(ConsentKey, 1, populate_existing=True)
     return bytes.fromhex(row.key)
 
 
@@ -69,14 +70,14 @@ def hasher(session: Session) -> Callable[[str], str]:
 
 def _values(hashed: Callable[[str], str], *, channel: str, address: str, action: str, method: str, source: str = "",
             subscriber_id: int | None = None, language: str = "en", note: str = "",
-            now: datetime | None = None) -> dict:
+            now: datetime | None = None) -> dict[str, Any]:
     """One consent row's columns: the address kept only as its keyed hash and its masked form."""
     return {"subscriber_id": subscriber_id, "channel": channel, "address_hash": hashed(address),
             "address_masked": mask(address), "action": action, "method": method, "source": source[:128],
             "text_version": TEXT_VERSION, "language": language, "note": note, "at": now or utcnow()}
 
 
-def record_many(session: Session, entries: Iterable[dict], hashed: Callable[[str], str]) -> int:
+def record_many(session: Session, entries: Iterable[dict[str, Any]], hashed: Callable[[str], str]) -> int:
     """Add many consent rows at once (bulk statements); each entry has the keyword arguments of `record` (with
     `now`). Returns how many rows were added. The caller commits."""
     rows = [_values(hashed, **entry) for entry in entries]

@@ -20,16 +20,16 @@ import multiprocessing
 import os
 import secrets
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TextIO
+from typing import Any, TextIO
 
-from sqlalchemy import func, insert, select, text
+from sqlalchemy import Integer, func, insert, select, text
 from sqlalchemy.orm import Session
 
-from notifier.db import among, insert_many
+from notifier.db import Base, among, insert_many
 from notifier.errors import NotifierError
 from notifier.status.boards import Board
 from notifier.status.history import latest_event_id
@@ -175,7 +175,7 @@ def _check(record: dict[str, str], line: int, boards: Mapping[str, tuple[str, st
                 addresses.append((channel, address))
     if not record["email"] and not record["phone"]:
         mistakes.append("give an email or a phone (or both)")
-    if mistakes:
+    if mistakes or board is None:  # no board is always a mistake
         return mistakes, None
     return [], Row(line, addresses, board[0], PANELS[panel], language)
 
@@ -238,7 +238,7 @@ def store(session: Session, rows: Iterable[Row], now: datetime, source: str, con
     _write(session, plan, now, source, confirmed, note, report, hashed)
 
 
-def _existing(session: Session, addresses: set[tuple[str, str]], hashed) -> _Plan:
+def _existing(session: Session, addresses: set[tuple[str, str]], hashed: Callable[[str], str]) -> _Plan:
     """The contacts already stored for these addresses (an opted-out one is found by its hash), with their
     families' follows and languages."""
     wanted: dict[tuple[str, str], tuple[str, str]] = {}  # (channel, stored address) -> (channel, address)
@@ -295,7 +295,7 @@ def _apply(plan: _Plan, row: Row, withdrawn: set[tuple[str, str]], report: Repor
 
 
 def _write(session: Session, plan: _Plan, now: datetime, source: str, confirmed: bool, note: str, report: Report,
-           hashed) -> None:
+           hashed: Callable[[str], str]) -> None:
     ids: dict[Owner, int] = {owner: owner[1] for owner in plan.follows if owner[0] == "old"}
     new = [{"language": plan.languages[o], "created_at": now, "notify_on_effect": False} for o in plan.new_subscribers]
     for owner, subscriber_id in zip(plan.new_subscribers, _insert_returning(session, Subscriber, new), strict=True):
@@ -326,19 +326,20 @@ def _contact_ids(session: Session, pairs: list[tuple[str, str]]) -> dict[tuple[s
     return ids
 
 
-def _insert_returning(session: Session, model, rows: list[dict]) -> list[int]:
+def _insert_returning(session: Session, model: type[Base], rows: list[dict[str, Any]]) -> list[int]:
     """Insert in bulk; the new ids, in the order of `rows`. On PostgreSQL the ids are drawn from the table's
     sequence in one statement and the rows go in by COPY (a multi-row INSERT … RETURNING of 5,000 rows is a
     statement of 15,000 placeholders that the driver parses anew each time); elsewhere INSERT … RETURNING."""
     if not rows:
         return []
-    table = model.__table__
+    table: Any = model.__table__  # a Table (FromClause to the type checker)
     if session.get_bind().dialect.name == "postgresql":
         sequence = func.pg_get_serial_sequence(table.name, table.c.id.name)
-        ids = list(session.scalars(select(func.nextval(sequence)).select_from(func.generate_series(1, len(rows)))))
+        ids = list(session.scalars(select(func.nextval(sequence, type_=Integer))
+                                   .select_from(func.generate_series(1, len(rows)))))
         insert_many(session, table, [{"id": i, **row} for i, row in zip(ids, rows, strict=True)], BATCH)
         return ids
-    ids: list[int] = []
+    ids = []
     statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
     for start in range(0, len(rows), BATCH):
         ids.extend(session.execute(statement, rows[start:start + BATCH]).scalars())

@@ -19,6 +19,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -47,7 +48,7 @@ class Reply:
 
     template: str | None
     languages: tuple[str, ...] = ("en",)
-    context: dict = field(default_factory=dict)
+    context: dict[str, Any] = field(default_factory=dict)
 
 
 def words(body: str) -> list[str]:

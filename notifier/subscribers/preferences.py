@@ -90,6 +90,7 @@ def apply(session: Session, subscriber: Subscriber, changes: Changes, valid: Sig
     subscriber.language = valid.language
     subscriber.notify_on_effect = valid.notify_on_effect
     set_follows(subscriber, valid.follows)
+    contact: Contact | None
     for contact in live_contacts(subscriber):
         if contact.id in changes.stop:
             mark_opted_out(session, contact.channel, contact.address, "web", source)

@@ -101,7 +101,7 @@ def parse(body: Any, boards: Iterable[str], allowed: Iterable[str]) -> PushReque
     language = body.get("language", "en")
     if language not in LANGUAGES:
         raise PushSubscriptionError("language", f"expected one of {', '.join(LANGUAGES)}")
-    return PushRequest(endpoint, p256dh, auth, follows, language)
+    return PushRequest(str(endpoint), p256dh, auth, follows, language)  # a str: checked above
 
 
 def parse_boards(value: Any, known: set[str]) -> list[tuple[str, str]]:
@@ -186,7 +186,7 @@ def store(session: Session, request: PushRequest, source: str, now: datetime | N
     return created
 
 
-def remove(session: Session, endpoint: str, source: str) -> bool:
+def remove(session: Session, endpoint: str | None, source: str) -> bool:
     """The browser unsubscribed: opt the contact out (consent "withdrawn") and forget the endpoint and keys.
     False when there was no such subscription. The caller commits."""
     if not isinstance(endpoint, str) or not endpoint:
@@ -208,7 +208,7 @@ def gone(session: Session, address: str) -> None:
         select(Contact.id).where(Contact.channel == PUSH, Contact.address == address))))
 
 
-def expire(session: Session, used_since: Iterable[int], now: datetime | None = None,
+def expire(session: Session, used_since: Iterable[int | None], now: datetime | None = None,
            days: int = EXPIRE_DAYS) -> int:
     """Drop subscriptions not renewed for `days` whose contact is not in `used_since` (the contacts sent something
     in that time, which the caller reads from the outbox): browsers expire such subscriptions. Their contacts are

@@ -31,7 +31,7 @@ def origin(endpoint: str) -> str:
     return f"{parts.scheme}://{host}" + (f":{port}" if port and port != default else "")
 
 
-def check(endpoint: str, allowed: Iterable[str]) -> None:
+def check(endpoint: object, allowed: Iterable[str]) -> None:
     """Raise `EndpointError` unless `endpoint` is an absolute URL on one of the `allowed` origins."""
     if not isinstance(endpoint, str) or not endpoint or len(endpoint) > MAX_ENDPOINT:
         raise EndpointError("not a URL of acceptable length")

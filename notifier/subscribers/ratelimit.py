@@ -13,7 +13,7 @@ from sqlalchemy import BigInteger, Integer, String, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from notifier.db import Base
+from notifier.db import Base, rowcount
 
 
 class RateCounter(Base):
@@ -60,4 +60,4 @@ def _increment(session: Session, key: str, start: int, limit: int) -> bool:
         .values(count=RateCounter.count + 1)
         .execution_options(synchronize_session=False)
     )
-    return result.rowcount == 1
+    return rowcount(result) == 1

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from notifier.config import Settings
 from notifier.errors import NotifierError
 from notifier.status.boards import Board, Panel
 from notifier.subscribers import consent, ratelimit
@@ -139,7 +140,8 @@ def _frequency(value: str, errors: dict[str, str], name: str) -> str:
     return value
 
 
-def within_limits(session: Session, settings, signup: Signup, now: datetime, scope: str = "signup") -> str | None:
+def within_limits(session: Session, settings: Settings, signup: Signup, now: datetime,
+                  scope: str = "signup") -> str | None:
     """None when the sign-up may go ahead, else the error code of the limit it hit (per address, SMS cap).
 
     Withheld addresses count too (answered alike), and each address is counted by its `limit_key`.

@@ -76,7 +76,7 @@ def addresses(host: str, port: int) -> list[str]:
         found = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
     except (OSError, UnicodeError) as error:
         raise WebhookError(f"{host} does not resolve ({error})") from None
-    return sorted({info[4][0] for info in found})
+    return sorted({str(info[4][0]) for info in found})  # the address; typeshed widens it for AF_CAN's sockets
 
 
 def public(address: str) -> bool:
@@ -87,7 +87,7 @@ def public(address: str) -> bool:
     if isinstance(ip, ipaddress.IPv6Address):
         carried = _carried_ipv4(ip)
         if carried:
-            candidates = carried
+            candidates = list(carried)
     return all(_routable(candidate) for candidate in candidates)
 
 

@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 from datetime import UTC, datetime
+from typing import TextIO
 
 from notifier.masking import redact
 
@@ -80,7 +81,7 @@ def configure(role: str, json_format: bool | None = None) -> None:
     root.addHandler(handler)
 
 
-def use_json_on(logger: logging.Logger, role: str, stream=None) -> None:
+def use_json_on(logger: logging.Logger, role: str, stream: TextIO | None = None) -> None:
     """Give every handler of `logger` the JSON formatter (gunicorn's own loggers); `stream` moves stream handlers."""
     for handler in logger.handlers:
         handler.setFormatter(JsonFormatter(role))

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
-from prometheus_client.core import REGISTRY
+from prometheus_client.core import REGISTRY, Metric
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,6 @@ class _Both:
     def __init__(self, *registries: CollectorRegistry) -> None:
         self.registries = registries
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         for registry in self.registries:
             yield from registry.collect()

@@ -61,7 +61,7 @@ def figure(channel: ChannelReport, start: datetime, end: datetime) -> Figure:
     def x(at: datetime) -> float:
         return LEFT + (right - LEFT) * min(max((at - start).total_seconds() / span, 0.0), 1.0)
 
-    def y(value: int) -> float:
+    def y(value: float) -> float:
         return bottom - (bottom - TOP) * value / scale
 
     lines = []

@@ -145,7 +145,7 @@ def send_link() -> tuple[str, int]:
             return render_template("manage/lost.html", errors={"address": limited}, value=raw), 429
         contact = find_contact(session, channel, address)
         live = contact is not None and contact.status in (ContactStatus.ACTIVE.value, ContactStatus.PENDING.value)
-        messages = [account.manage_link(settings, contact, boards_by_id())] if live else []
+        messages = [account.manage_link(settings, contact, boards_by_id())] if live and contact else []
     account.queue(settings, sessions, messages)  # not waited for: answered at once, subscribed or not
     return render_template("manage/lost_sent.html", channel=channel), 200
 

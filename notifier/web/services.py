@@ -52,7 +52,7 @@ def select_language() -> str:
     context = g._get_current_object()  # one context lookup instead of one per attribute (this runs per request)
     language = context.get("language")
     if language is None:
-        current = request._get_current_object()
+        current = request._get_current_object()  # type: ignore[attr-defined]  # a LocalProxy, typed as Request
         chosen = current.args.get("lang")
         if chosen not in LANGUAGES:
             chosen = current.cookies.get(LANGUAGE_COOKIE)

@@ -196,7 +196,7 @@ def edit(board_id: str) -> str | tuple[str, int]:
     if action == "edit":
         return _edit_page(current, edit_form.with_blank_rows(form), version, base)
     edited, errors = edit_form.validate(form, base, utcnow())
-    if errors:
+    if errors or edited is None:  # (validate gives a board whenever it finds no error)
         log.info("staff edit of %s by %s not saved: %s", board_id, mask_email(g.staff.email),
                  ", ".join(f"{name}={code}" for name, code in errors.items()))
         return _edit_page(current, edit_form.with_blank_rows(form), version, base, errors=errors), 400
@@ -372,7 +372,7 @@ def publish_list(board_id: str) -> str:
         found = publishes.of_board(db, board_id, PUBLISHES_SHOWN)
         counts = publishes.recipients(db, [publish for publish, _ in found])
         credited = [publish for publish, events in found if publish.version and not publishes.as_announced(events)]
-        authors = audit.authors(db, board_id, [publish.version for publish in credited])
+        authors = audit.authors(db, board_id, [publish.version for publish in credited if publish.version])
     by = {publish.id: authors[publish.version] for publish in credited if publish.version in authors}
     return render_template("staff/publishes.html", board=board, publishes=found, counts=counts, by=by)
 

@@ -136,7 +136,7 @@ def confirm(token: str) -> tuple[str, int] | Response:
     settings = services().settings
     speak(contact.subscriber.language)
     with transaction(services().sessions) as session:
-        contact = session.get(Contact, contact.id)
+        contact = session.get_one(Contact, contact.id)
         signup.confirm(session, contact, utcnow(), "email-link", client_ip())
         manage = links.manage_url(settings, contact.subscriber_id)
     return render_template("subscribe/confirmed.html", manage_url=manage), 200

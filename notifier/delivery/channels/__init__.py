@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from notifier.config import Settings
 from notifier.delivery.channels.base import EMAIL, PUSH, SMS, WEBHOOK, Channel, Message, Receipt
 from notifier.delivery.channels.email import SmtpChannel
 from notifier.delivery.channels.local import OutboxChannel
@@ -15,7 +16,7 @@ from notifier.delivery.channels.webhook import WebhookChannel
 from notifier.errors import PermanentDeliveryError, TemporaryDeliveryError
 
 
-def build(settings, sessions: sessionmaker[Session] | None = None) -> dict[str, Channel]:
+def build(settings: Settings, sessions: sessionmaker[Session] | None = None) -> dict[str, Channel]:
     """The channels this process uses: real providers where configured (push with a VAPID key), else the local
     outbox folder; webhooks always go out over HTTP (reading their endpoints through `sessions`, or a connection
     of their own), and push reads its subscriptions the same way."""
@@ -29,11 +30,11 @@ def build(settings, sessions: sessionmaker[Session] | None = None) -> dict[str, 
         channels[PUSH] = PushChannel(sessions, settings.vapid_private_key or "", settings.vapid_subject,
                                      settings.push_services, settings.push_timeout, database_url=settings.database_url)
     if settings.email_configured:
-        channels[EMAIL] = SmtpChannel(settings.smtp_url, settings.mail_from)
+        channels[EMAIL] = SmtpChannel(settings.smtp_url or "", settings.mail_from)  # set: email_configured
     if settings.sms_configured:
         channels[SMS] = TwilioChannel(
-            settings.twilio_account_sid,
-            settings.twilio_auth_token,
+            settings.twilio_account_sid or "",  # set, as sms_configured says
+            settings.twilio_auth_token or "",
             from_number=settings.twilio_from_number,
             messaging_service_sid=settings.twilio_messaging_service_sid,
             api_base_url=settings.twilio_api_base_url,

@@ -12,6 +12,7 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from notifier.errors import AccountError, DeliveryError, MessageError, TemporaryDeliveryError
@@ -93,7 +94,7 @@ class Channel(ABC):
         send leaves in its slot: several threads importing at once leave late and together (nothing by default)."""
         return None
 
-    def session(self):
+    def session(self) -> AbstractContextManager[object]:
         """A context manager holding a provider connection open across sends (nothing by default)."""
         from contextlib import nullcontext
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import smtplib
 import ssl
+from collections.abc import Iterator
 from contextlib import contextmanager
 from email.message import EmailMessage
 from email.utils import formataddr, formatdate, parseaddr
@@ -53,7 +54,7 @@ class SmtpChannel(Channel):
                               "'School status <status@board.example>'")
 
     @contextmanager
-    def session(self):
+    def session(self) -> Iterator[SmtpChannel]:
         """One SMTP connection for every send inside the block (reopened if the server drops it)."""
         self._in_session = True
         try:

@@ -11,6 +11,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from notifier.db import utcnow
 from notifier.delivery.channels.base import Channel, Message, Receipt
@@ -38,7 +39,7 @@ class OutboxChannel(Channel):
         return Receipt(provider_id=name, status="sent")
 
 
-def read_outbox(folder: str | os.PathLike[str]) -> list[dict]:
+def read_outbox(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Every message in the outbox folder, newest first (for /dev/outbox and tests)."""
     path = Path(folder)
     if not path.exists():

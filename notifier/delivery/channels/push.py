@@ -59,8 +59,9 @@ def public_key(private_pem: str) -> str:
 def encrypt(plaintext: bytes, p256dh: str, auth: str) -> bytes:
     """The RFC 8291 body for one subscription: a fresh sender key and salt every time (`aes128gcm`)."""
     sender = ec.generate_private_key(ec.SECP256R1())
-    return http_ece.encrypt(plaintext, private_key=sender, dh=push.b64decode(p256dh),
-                            auth_secret=push.b64decode(auth), version="aes128gcm")
+    body: bytes = http_ece.encrypt(plaintext, private_key=sender, dh=push.b64decode(p256dh),
+                                   auth_secret=push.b64decode(auth), version="aes128gcm")
+    return body
 
 
 def retry_after(value: str | None, now: float | None = None) -> float | None:

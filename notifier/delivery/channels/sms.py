@@ -13,6 +13,7 @@ import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import requests
 from twilio.base.exceptions import TwilioException, TwilioRestException, TwilioServiceException
@@ -44,14 +45,14 @@ SDK_LOGGER = logging.getLogger("notifier.delivery.channels.sms.sdk")
 SDK_LOGGER.setLevel(logging.WARNING)
 
 
-class _RebasedHttpClient(TwilioHttpClient):
+class _RebasedHttpClient(TwilioHttpClient):  # type: ignore[misc]  # twilio ships no types
     """The SDK's own HTTP client, sending every request to another scheme and host (tests, staging)."""
 
-    def __init__(self, base_url: str, **kwargs) -> None:
+    def __init__(self, base_url: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._base = urllib.parse.urlsplit(base_url)
 
-    def request(self, method, url, *args, **kwargs):
+    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         parts = urllib.parse.urlsplit(url)
         prefix = self._base.path.rstrip("/")
         url = urllib.parse.urlunsplit(
@@ -101,7 +102,7 @@ class TwilioChannel(Channel):
         self.client.messages  # noqa: B018 - the SDK imports its REST resources on first access
 
     def _send(self, message: Message) -> Receipt:
-        kwargs: dict = {"to": message.to, "body": message.text}
+        kwargs: dict[str, Any] = {"to": message.to, "body": message.text}
         if self.messaging_service_sid:
             kwargs["messaging_service_sid"] = self.messaging_service_sid
         else:

@@ -60,8 +60,9 @@ class PinnedAdapter(HTTPAdapter):
         name = host_params["host"]
         host_params["host"] = self.address
         if host_params["scheme"] == "https":
-            pool_kwargs["server_hostname"] = name
-            pool_kwargs["assert_hostname"] = name
+            # urllib3's pools take both; types-requests' _PoolKwargs lists only the keys requests itself sets
+            pool_kwargs["server_hostname"] = name  # type: ignore[typeddict-unknown-key]
+            pool_kwargs["assert_hostname"] = name  # type: ignore[typeddict-unknown-key]
         return host_params, pool_kwargs
 
 
