@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import UTC, datetime
+from typing import Any
 
 from flask import (
     Blueprint,
@@ -67,7 +68,7 @@ _NO_LANGUAGE = frozenset({"static", "public.favicon", "push.service_worker", "pu
 
 
 @bp.app_url_defaults
-def keep_named_language(endpoint: str, values: dict) -> None:
+def keep_named_language(endpoint: str, values: dict[str, Any]) -> None:
     """On a page asked for with `?lang=`, every link to another of our pages names that language too.
 
     A mail app's in-app browser keeps no cookie: without this, the page after a French link's page would fall back
