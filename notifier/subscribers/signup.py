@@ -1,10 +1,11 @@
 """Signing up: check what a parent typed, store it as pending, and confirm it (double opt-in) before anything else.
 
 Nothing here lets one person change another's subscription: an address that is already active is left as it is
-(its owner gets their manage link instead), and a pending one is never changed (it is only sent its confirmation
-again). The answer never tells an address's history: a number that once texted STOP is answered like any other
-(and not texted, nor stored). Limits count an address however it is spelled (`addresses.limit_key`). Validation
-reports every problem at once, as field -> code, and stores nothing when there is any.
+(its owner gets their manage link instead), a pending one is never changed (it is only sent its confirmation
+again), and an invalid one stays in its family while that family has another active address. The answer never
+tells an address's history: a number that once texted STOP is answered like any other (and not texted, nor
+stored). Limits count an address however it is spelled (`addresses.limit_key`). Validation reports every problem
+at once, as field -> code, and stores nothing when there is any.
 """
 
 from __future__ import annotations
@@ -159,7 +160,10 @@ def within_limits(session: Session, settings: Settings, signup: Signup, now: dat
 
 def store(session: Session, signup: Signup, now: datetime, source: str, method: str = "web") -> Stored:
     """Store the sign-up as pending (consent "given"); active and pending addresses are left untouched (a pending
-    one is only sent its confirmation again: a stranger must not rewrite it before its owner confirms)."""
+    one is only sent its confirmation again: a stranger must not rewrite it before its owner confirms).
+
+    An invalid address (refused by its provider) is left in its family, and sent nothing, while that family has
+    another active address; in a family we reach no longer, it starts afresh like a new address."""
     subscriber: Subscriber | None = None
     stored = Stored([], [])
     for channel, address, frequency in signup.addresses:
@@ -170,6 +174,8 @@ def store(session: Session, signup: Signup, now: datetime, source: str, method: 
         if contact is not None and contact.status == ContactStatus.PENDING.value:
             stored.to_confirm.append(contact)
             continue
+        if contact is not None and contact.status == ContactStatus.INVALID.value and _reaches_others(contact):
+            continue  # a live family's address: only they may bring it back (nothing sent, the answer is the same)
         if subscriber is None:
             subscriber = Subscriber(created_at=now)
             session.add(subscriber)
@@ -179,6 +185,12 @@ def store(session: Session, signup: Signup, now: datetime, source: str, method: 
         contact.morning_reminder = channel in signup.reminders
         stored.to_confirm.append(contact)
     return stored
+
+
+def _reaches_others(contact: Contact) -> bool:
+    """Whether the contact's family still hears from us through another, active, address."""
+    return any(other is not contact and other.status == ContactStatus.ACTIVE.value
+               for other in contact.subscriber.contacts)
 
 
 def attach_pending(session: Session, subscriber: Subscriber, contact: Contact | None,

@@ -18,7 +18,7 @@ from notifier.config import ROOT, Settings, log_secrets
 from notifier.formatting import install_filters
 from notifier.telemetry import logs
 from notifier.web.security import csrf, install_headers
-from notifier.web.services import Services, current_language, select_language
+from notifier.web.services import Services, current_language, named_language, select_language
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -53,7 +53,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     i18n.compile_catalogues()
     Babel(app, locale_selector=select_language)
     install_filters(app.jinja_env, current_language)
-    app.context_processor(lambda: {"language": current_language()})
+    app.context_processor(lambda: {"language": current_language(), "named_language": named_language()})
     app.jinja_env.add_extension("jinja2.ext.do")
     csrf.init_app(app)
     install_headers(app, https=settings.base_url.startswith("https://"))

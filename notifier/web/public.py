@@ -7,8 +7,18 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import UTC, datetime
+from typing import Any
 
-from flask import Blueprint, abort, current_app, render_template, request, send_from_directory, url_for
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    has_request_context,
+    render_template,
+    request,
+    send_from_directory,
+    url_for,
+)
 from werkzeug.exceptions import NotFound
 from werkzeug.wrappers import Response
 
@@ -51,6 +61,26 @@ def remember_language(response: Response) -> Response:
     return response
 
 
+# Not pages: files, the icon, the push worker and its JSON calls read the same in every language (and a service
+# worker's script address must stay one, or each language would replace the other's registration).
+_NO_LANGUAGE = frozenset({"static", "public.favicon", "push.service_worker", "push.key", "push.subscribe",
+                          "push.unsubscribe"})
+
+
+@bp.app_url_defaults
+def keep_named_language(endpoint: str, values: dict[str, Any]) -> None:
+    """On a page asked for with `?lang=`, every link to another of our pages names that language too.
+
+    A mail app's in-app browser keeps no cookie: without this, the page after a French link's page would fall back
+    to the browser's Accept-Language. A link that names its own language (the toggle, feeds) is left as it is.
+    """
+    if "lang" in values or endpoint in _NO_LANGUAGE or not has_request_context():
+        return
+    named = explicit_language()
+    if named is not None:
+        values["lang"] = named
+
+
 def _language_in_url() -> bool:
     if request.path.startswith("/api/"):  # the API answers even its 404 in JSON, and sets no cookie
         return True
@@ -65,7 +95,8 @@ def index() -> Response:
     found = services()
     snapshot = found.boards.snapshot
     query = " ".join(request.args.get("q", "").split())[:MAX_QUERY]
-    key = ("index", language, _fold(query)) if query else ("index", language, "")
+    named = explicit_language() is not None  # its links then name the language too (`keep_named_language`)
+    key = ("index", language, named, _fold(query) if query else "")
     page = found.pages.get(key, snapshot, "text/html", lambda: _render_index(snapshot, query), optional=bool(query))
     return respond(page)
 
@@ -85,7 +116,8 @@ def board(board_id: str) -> Response:
                                in_force=found.period_at(now), calendar=feed_urls(board_id, language),
                                snippets=snippets(board_id, language))
 
-    return respond(services().pages.get(("board", board_id, language), snapshot, "text/html", build))
+    named = explicit_language() is not None  # its links then name the language too (`keep_named_language`)
+    return respond(services().pages.get(("board", board_id, language, named), snapshot, "text/html", build))
 
 
 @bp.get("/boards/<board_id>/feed.atom")

@@ -132,7 +132,8 @@ def manifest() -> Response:
         "name": words.gettext("Ontario school status"),
         "short_name": words.gettext("School status"),
         "lang": language,
-        "start_url": url_for("public.index", lang=language) if language != "en" else url_for("public.index"),
+        # English starts at the plain "/" (lang=None also keeps `keep_named_language` from adding ?lang=en).
+        "start_url": url_for("public.index", lang=language if language != "en" else None),
         "scope": "/",
         "display": "standalone",
         "background_color": "#ffffff",

@@ -6,7 +6,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from flask import abort, current_app, g, request
+from flask import abort, current_app, g, has_request_context, request
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -94,6 +94,11 @@ def explicit_language() -> str | None:
     """The language the URL asks for (`?lang=`), or None when it names none it offers."""
     chosen = request.args.get("lang")
     return chosen if chosen in LANGUAGES else None
+
+
+def named_language() -> str | None:
+    """`explicit_language()`, or None outside a request: what a page's GET forms carry on as a hidden `lang`."""
+    return explicit_language() if has_request_context() else None
 
 
 def current_language() -> str:

@@ -204,3 +204,22 @@ def test_the_debug_notice_after_a_french_sign_up_is_in_french(local_app):
     assert "Mode débogage : rien n’a quitté cet ordinateur." in words, words
     assert "Debug mode" not in words and '<p class="notice" lang="en">' not in response.get_data(as_text=True)
     assert 'href="/dev/outbox"' in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize(("word", "start"), [
+    ("OUI", "Vos alertes sur le statut des écoles sont activées."),
+    ("AIDE", "Alertes sur le statut des écoles de l'Ontario"),
+    ("ARRET", "Vous ne recevrez plus de textos sur le statut des écoles."),  # a stop word Twilio does not know
+    ("STOP", None),  # Twilio answers its own stop words: nothing from us
+])
+def test_a_french_parents_reply_is_on_the_outbox_page_once_in_french(local_app, settings, word, start):
+    from notifier.delivery.channels.local import read_outbox
+
+    client = local_app(debug=True).test_client()
+    _text_sign_up(client, language="fr")
+    _reply(client, word)
+    replies = [m for m in read_outbox(settings.outbox_dir) if m["reference"].startswith("reply-")]
+    assert [(m["to"], m["language"], m["text"].startswith(start or "")) for m in replies] == (
+        [(PHONE, "fr", True)] if start else [])
+    listed = client.get("/dev/outbox").get_data(as_text=True)
+    assert listed.count("&middot; reply-") + listed.count("· reply-") == len(replies)

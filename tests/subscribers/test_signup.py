@@ -358,3 +358,33 @@ def test_behind_one_trusted_proxy_the_address_it_saw_counts(make_app, sessions):
     sign_up(client, email=EMAIL, headers={"X-Forwarded-For": "=2+5+cmd, 198.51.100.4"})
     with sessions() as session:
         assert set(session.scalars(select(Consent.source))) == {"198.51.100.4"}
+
+
+def _owner_of(sessions, address: str) -> tuple[int, str]:
+    with sessions() as session:
+        contact = session.scalars(select(Contact).where(Contact.address == address)).one()
+        return contact.subscriber_id, contact.status
+
+
+def test_signing_up_another_live_familys_invalid_email_leaves_it_in_that_family_and_answers_the_same(
+        client, smtp_server, sessions):
+    smtp_server[0].refuse(EMAIL, 550)
+    sign_up(client, email=EMAIL, phone=PHONE)
+    text_in(client, PHONE, "YES")
+    before = _owner_of(sessions, EMAIL)
+    assert before[1] == "invalid"
+    taken = sign_up(client, email=EMAIL, board="peel")
+    fresh = sign_up(client, email="fresh@example.org", board="peel")
+    assert taken.status_code == fresh.status_code == 200
+    assert text_of(taken) == text_of(fresh).replace("fresh@example.org", EMAIL)
+    assert _owner_of(sessions, EMAIL) == before
+
+
+def test_signing_up_an_invalid_email_whose_family_reaches_nobody_starts_afresh(client, smtp_server, sessions):
+    smtp_server[0].refuse(EMAIL, 550)
+    sign_up(client, email=EMAIL)
+    smtp_server[0].refusals.clear()  # the mailbox works again
+    sign_up(client, email=EMAIL, board="peel")
+    assert contacts(sessions) == [("email", EMAIL, "pending")]
+    with sessions() as session:
+        assert {f.board_id for f in session.scalars(select(Follow))} == {"peel"}

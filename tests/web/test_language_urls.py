@@ -3,7 +3,9 @@ it). No query string ever makes the toggle fail or send a reader to another site
 
 from __future__ import annotations
 
+import html
 import random
+import re
 import xml.etree.ElementTree as ET
 from urllib.parse import quote, urlsplit
 
@@ -144,3 +146,63 @@ def test_no_query_string_causes_a_server_error_or_an_off_site_redirect(client):
         if 300 <= response.status_code < 400:
             location = response.headers["Location"]
             assert urlsplit(location).netloc == "" and not location.startswith(("//", "/\\")), (path, query)
+
+
+# --- pages reached with ?lang= and no cookies (a mail app's in-app browser) ---------------------------------------
+
+
+def _internal_links(html: str) -> list[str]:
+    """Every href/action on the page that leads to another of our pages (not a fragment, not a file from /static
+    or the icon, not another site)."""
+    found = re.findall(r'(?:href|action)="([^"#][^"]*)"', html)
+    return sorted({u.replace("&amp;", "&") for u in found
+                   if (u.startswith("/") or u.startswith("https://status.example.org/"))
+                   and not u.startswith(("/static/", "/favicon.ico"))})
+
+
+def _path(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.path}?{parts.query}" if parts.query else parts.path
+
+
+def test_a_board_page_reached_with_lang_fr_without_cookies_names_french_on_every_internal_link(app):
+    browser = app.test_client(use_cookies=False)
+    page = browser.get("/boards/tdsb?lang=fr", headers={"Accept-Language": "en"}).get_data(as_text=True)
+    internal = _internal_links(page)
+    assert "/?lang=fr" in internal and "/manage?lang=fr" in internal
+    assert [u for u in internal if "lang=fr" not in urlsplit(u).query] == []
+
+
+def test_a_link_followed_from_a_french_board_page_without_cookies_opens_in_french(app):
+    browser = app.test_client(use_cookies=False)
+    page = browser.get("/boards/tdsb?lang=fr", headers={"Accept-Language": "en"}).get_data(as_text=True)
+    for url in [u for u in _internal_links(page) if not u.startswith(("/api/", "/manifest"))
+                and ".atom" not in u and ".ics" not in u]:
+        following = browser.get(_path(url), headers={"Accept-Language": "en"})
+        assert following.status_code == 200, url
+        assert '<html lang="fr">' in following.get_data(as_text=True), url
+
+
+def test_the_sign_up_start_on_a_french_board_page_without_cookies_leads_to_the_french_form(app):
+    browser = app.test_client(use_cookies=False)
+    page = browser.get("/boards/tdsb?lang=fr", headers={"Accept-Language": "en"}).get_data(as_text=True)
+    form = re.search(r'<form method="get" action="([^"]+)">(.*?)</form>', page, re.S)
+    fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]+)">', form.group(2)))
+    answer = browser.get(urlsplit(html.unescape(form.group(1))).path, query_string=fields,
+                         headers={"Accept-Language": "en"})
+    assert fields["lang"] == "fr" and '<html lang="fr">' in answer.get_data(as_text=True)
+
+
+def test_a_board_page_in_french_by_cookie_or_header_keeps_its_links_plain(client):
+    by_header = client.get("/boards/tdsb", headers={"Accept-Language": "fr"}).get_data(as_text=True)
+    assert 'href="/?lang=fr"' not in by_header and 'href="/"' in by_header
+    client.get("/boards/tdsb?lang=fr")  # remembered in the cookie
+    by_cookie = client.get("/boards/tdsb").get_data(as_text=True)
+    assert '<html lang="fr">' in by_cookie and 'href="/"' in by_cookie
+
+
+def test_a_board_page_cached_for_a_french_browser_is_not_served_for_lang_fr(app):
+    app.test_client(use_cookies=False).get("/boards/tdsb", headers={"Accept-Language": "fr"})
+    named = app.test_client(use_cookies=False).get("/boards/tdsb?lang=fr", headers={"Accept-Language": "fr"})
+    assert 'href="/?lang=fr"' in named.get_data(as_text=True)
+

@@ -218,3 +218,13 @@ def test_consent_records_the_page_and_appears_in_the_export_without_the_endpoint
     assert all(r["source"].startswith("/boards/tdsb ") and r["method"] == "web-push" for r in rows)
     assert all(browser.id not in str(r) and "127.0.0.1:" not in r["address_masked"] for r in rows)
     assert rows[0]["language"] == "fr" and len(rows[0]["address_hash"]) == 64
+
+
+def test_the_push_workers_address_is_the_same_on_a_page_asked_for_in_french(push_app):
+    page = push_app.test_client(use_cookies=False).get("/boards/tdsb?lang=fr").get_data(as_text=True)
+    assert 'data-worker-url="/sw.js"' in page and 'data-key-url="/api/push/key"' in page
+
+
+def test_the_english_manifest_starts_at_the_plain_home_page_however_it_was_asked_for(push_client):
+    for path in ("/manifest.webmanifest", "/manifest.webmanifest?lang=en"):
+        assert push_client.get(path).get_json()["start_url"] == "/"

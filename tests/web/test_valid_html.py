@@ -155,3 +155,13 @@ def test_the_503_page_passes_the_w3c_nu_html_checker(env, boards_file, vnu):
     finally:
         app.extensions["notifier"].engine.dispose()
     assert found == {"en": [], "fr": []}
+
+
+def test_pages_asked_for_with_lang_pass_the_w3c_nu_html_checker(debug_app, vnu):
+    """Their links and GET forms carry the language (hidden fields included)."""
+    browser = debug_app.test_client(use_cookies=False)
+    documents = {path: browser.get(path).get_data(as_text=True)
+                 for path in ("/?lang=fr", "/?q=toronto&lang=fr", "/boards/tdsb?lang=fr", "/boards/atlantis?lang=fr")}
+    assert all('<input type="hidden" name="lang" value="fr">' in page for page in documents.values())
+    found = vnu.errors(documents)
+    assert {name: errors for name, errors in found.items() if errors} == {}
