@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session
 
 from notifier.config import Settings
 from notifier.delivery import progress
-from notifier.notices import render, segments
+from notifier.delivery.channels import segments
+from notifier.notices import render
 from notifier.notices.digests import PANELS, Event, net, relevant, select_for
 from notifier.status.boards import Board
 from notifier.status.changes import Change, diff
