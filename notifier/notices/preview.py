@@ -45,11 +45,27 @@ def preview(old: Board | None, new: Board, language: str, settings: Settings) ->
 
 def audience(session: Session, board_id: str, changes: list[Change], now: datetime) -> dict[str, dict[str, int]]:
     """How many active contacts would hear about `changes` at once, and how many in the next daily summary."""
-    events = [Event.from_change(i, change) for i, change in enumerate(changes, start=1)]
     counts = {"email": {"now": 0, "daily": 0}, "sms": {"now": 0, "daily": 0}}
+    for channel, when, _, number in _reached(session, board_id, changes):
+        counts.setdefault(channel, {"now": 0, "daily": 0})[when] += number
+    return counts
+
+
+def texts_now(session: Session, board_id: str, changes: list[Change]) -> dict[str, int]:
+    """Of the texts `changes` send at once, how many go in each language (their segments differ)."""
+    found: dict[str, int] = {}
+    for channel, when, language, number in _reached(session, board_id, changes):
+        if channel == "sms" and when == "now":
+            found[language] = found.get(language, 0) + number
+    return found
+
+
+def _reached(session: Session, board_id: str, changes: list[Change]) -> list[tuple[str, str, str, int]]:
+    """(channel, "now" or "daily", language, active contacts) for the contacts who would hear about `changes`."""
+    events = [Event.from_change(i, change) for i, change in enumerate(changes, start=1)]
     panels = {p for e in events if relevant(e, {board_id: frozenset(PANELS)}, True) for p in e.panels()}
     if not panels:
-        return counts
+        return []
     # Urgent as the planner judges it (a closure now or announced, or one over or called off), panel by panel.
     urgent_panels = {panel for e in events if any(change.urgent for change in net([e])) for panel in e.panels()}
     follows = select(Follow.subscriber_id, func.count()).where(Follow.board_id == board_id,
@@ -57,18 +73,24 @@ def audience(session: Session, board_id: str, changes: list[Change], now: dateti
     follows = follows.group_by(Follow.subscriber_id).subquery()
     urgent = select(Follow.subscriber_id).where(Follow.board_id == board_id, Follow.panel.in_(urgent_panels or {""}))
     query = (
-        select(Contact.channel, Contact.frequency, Contact.subscriber_id.in_(urgent), func.count())
+        select(Contact.channel, Contact.frequency, Contact.subscriber_id.in_(urgent), Subscriber.language,
+               func.count())
         .join(follows, follows.c.subscriber_id == Contact.subscriber_id)
         .join(Subscriber, Subscriber.id == Contact.subscriber_id)
         .where(Contact.status == ContactStatus.ACTIVE.value)
-        .group_by(Contact.channel, Contact.frequency, Contact.subscriber_id.in_(urgent))
+        .group_by(Contact.channel, Contact.frequency, Contact.subscriber_id.in_(urgent), Subscriber.language)
     )
-    for channel, frequency, is_urgent, number in session.execute(query):
-        when = "daily" if frequency == Frequency.DAILY.value and not is_urgent else "now"
-        counts.setdefault(channel, {"now": 0, "daily": 0})[when] += number
-    return counts
+    return [(channel, "daily" if frequency == Frequency.DAILY.value and not is_urgent else "now", language, number)
+            for channel, frequency, is_urgent, language, number in session.execute(query)]
 
 
-def estimates(settings: Settings, counts: dict[str, dict[str, int]]) -> dict[str, progress.Estimate]:
-    """For `audience` counts: per channel, who is reached at once and how long that takes at the configured rate."""
-    return progress.estimates(settings, {channel: numbers["now"] for channel, numbers in counts.items()})
+def estimates(settings: Settings, counts: dict[str, dict[str, int]], texts: dict[str, int] | None = None,
+              segments_per_text: dict[str, int] | None = None) -> dict[str, progress.Estimate]:
+    """For `audience` counts: per channel, who is reached at once and how long that takes at the configured rate.
+    With `texts` (texts sent now per language, `texts_now`) and each language's segments per text (the preview's),
+    texts are timed and priced in segments; a language without a preview counts as the longest one."""
+    units = None
+    if texts is not None and segments_per_text:
+        longest = max(segments_per_text.values())
+        units = {"sms": sum(n * segments_per_text.get(language, longest) for language, n in texts.items())}
+    return progress.estimates(settings, {channel: numbers["now"] for channel, numbers in counts.items()}, units)

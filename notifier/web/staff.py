@@ -256,8 +256,10 @@ def _preview(old: Board, new: Board) -> dict:
     changes = diff(old, new)
     with services().sessions() as db:
         counts = previews.audience(db, new.id, changes, utcnow())
+        texts = previews.texts_now(db, new.id, changes)
     rendered = {language: previews.preview(old, new, language, services().settings) for language in ("en", "fr")}
-    estimates = previews.estimates(services().settings, counts)
+    estimates = previews.estimates(services().settings, counts, texts,
+                                   {language: shown.sms_segments for language, shown in rendered.items()})
     return {"changes": changes, "audience": counts, "estimates": estimates, **rendered}
 
 
