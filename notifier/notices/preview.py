@@ -13,12 +13,14 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from notifier.config import Settings
-from notifier.delivery import progress
+from notifier.delivery import outbox, progress, publishes
 from notifier.delivery.channels import segments
+from notifier.delivery.outbox import OutboxRow
 from notifier.notices import render
 from notifier.notices.digests import PANELS, Event, net, relevant, select_for
 from notifier.status.boards import Board
 from notifier.status.changes import Change, diff
+from notifier.status.history import ChangeEvent
 from notifier.subscribers.models import Contact, ContactStatus, Follow, Frequency, Subscriber
 
 
@@ -94,3 +96,29 @@ def estimates(settings: Settings, counts: dict[str, dict[str, int]], texts: dict
         longest = max(segments_per_text.values())
         units = {"sms": sum(n * segments_per_text.get(language, longest) for language, n in texts.items())}
     return progress.estimates(settings, {channel: numbers["now"] for channel, numbers in counts.items()}, units)
+
+
+def for_publish(session: Session, settings: Settings, board: Board,
+                event_ids: tuple[int, ...]) -> dict[str, progress.Estimate]:
+    """The preview's estimate for a publish already made: per channel, its messages (texts in segments, each
+    language's own, rendered from the publish's changes) at the configured rates, for the progress page."""
+    query = (select(OutboxRow.channel, Subscriber.language, func.count())
+             .join(Contact, Contact.id == OutboxRow.contact_id)
+             .join(Subscriber, Subscriber.id == Contact.subscriber_id)
+             .where(publishes.covering(event_ids))
+             .group_by(OutboxRow.channel, Subscriber.language))
+    counts: dict[str, dict[str, int]] = {}
+    texts: dict[str, int] = {}
+    for channel, language, number in session.execute(query):
+        counts.setdefault(channel, {"now": 0, "daily": 0})["now"] += number
+        if channel == "sms":
+            texts[language] = texts.get(language, 0) + number
+    # A text says what its row's events say, as the composer renders it: one of the publish's texts stands for all.
+    stored = session.scalar(select(OutboxRow.event_ids).where(publishes.covering(event_ids), OutboxRow.channel == "sms")
+                            .limit(1))
+    chosen = stored and session.scalars(select(ChangeEvent).where(ChangeEvent.id.in_(outbox.event_ids(stored)))).all()
+    events = [Event.from_row(row) for row in chosen or ()]
+    per_text = {language: segments.segments(render.render_digest(events, {board.id: board}, language, "sms",
+                                                                 settings).text)
+                for language in ("en", "fr")} if events else {}
+    return estimates(settings, counts, texts, per_text)

@@ -360,9 +360,12 @@ def sending_progress(board_id: str) -> str:
     board = _board_for(board_id)
     with services().sessions() as db:
         found = progress.latest(db, services().settings, utcnow(), board_id)
+        estimated = previews.for_publish(db, services().settings, board, found.event_ids) if found else {}
     auto = request.args.get("auto") == "1"
     return render_template("staff/progress.html", board=board, progress=found, refresh=REFRESH_SECONDS, now=utcnow(),
-                           auto=auto)
+                           auto=auto, estimates=estimated,
+                           ends={channel: found.published_at + timedelta(seconds=e.seconds)
+                                 for channel, e in estimated.items()} if found else {})
 
 
 @bp.get("/boards/<board_id>/publishes")

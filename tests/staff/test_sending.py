@@ -94,6 +94,23 @@ def test_after_publishing_the_console_follows_the_sending_per_channel(console, s
     assert "<th scope=\"col\">Remaining</th>" in page.get_data(as_text=True)
 
 
+def test_the_progress_page_shows_reached_so_far_against_the_preview_s_estimate(console, settings, sessions,
+                                                                               first_cycle):
+    make_subscriber(sessions, "tdsb", PARENT, phone=PHONE)
+    make_subscriber(sessions, "tdsb", "autre@example.org", phone="+16135550124", language="fr")
+    console.edit("tdsb", status="closed")
+    planning.plan(sessions, settings, utcnow())
+    drain(sessions, settings, compose.MessageBuilder, only=("email",))
+    page = text_of(console.client.get("/staff/boards/tdsb/progress"))
+    assert re.search(r"Email: 2 of 2 reached \(100 %\); the estimate at the configured rate: less than a minute for "
+                     r"2 emails at 20/s, everyone by ", page), page
+    assert re.search(r"Text message: 0 of 2 reached \(0 %\); the estimate at the configured rate: less than a "
+                     r"minute for 2 texts \(2 segments\) at 1/s, everyone by ", page), page
+    french = html.unescape(console.client.get("/staff/boards/tdsb/progress?lang=fr").get_data(as_text=True))
+    expected = "Message texte\u00a0: 0 sur 2 atteints (0\u00a0%)\u202f; estimation au débit configuré\u00a0: "
+    assert expected in french, french
+
+
 def test_when_everything_is_sent_the_page_stops_refreshing(console, settings, sessions, first_cycle):
     make_subscriber(sessions, "tdsb", PARENT, phone=PHONE)
     console.edit("tdsb", status="closed")
