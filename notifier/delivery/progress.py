@@ -13,7 +13,7 @@ first message goes (or while a channel is paused) the configured rate is used, a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -137,6 +137,20 @@ def for_events(session: Session, settings: Settings, event_ids: tuple[int, ...],
         result.append(ChannelProgress(channel, row.get(RowStatus.SENT.value, 0), remaining,
                                       row.get(RowStatus.FAILED.value, 0), rate, measured, end))
     return result
+
+
+def in_units(found: PublishProgress, now: datetime, per_message: dict[str, float]) -> PublishProgress:
+    """`found` with each channel's configured rate turned into messages per second when a message costs several
+    units of it (texts of two segments go at half NOTIFIER_SMS_PER_SECOND), and its expected end moved to match."""
+    rows = []
+    for row in found.channels:
+        units = per_message.get(row.channel, 1.0)
+        if not row.measured and units > 1:
+            rate = row.rate / units
+            end = now + timedelta(seconds=seconds_to_send(row.remaining, rate)) if row.remaining else None
+            row = replace(row, rate=rate, expected_end=end)
+        rows.append(row)
+    return replace(found, channels=tuple(rows))
 
 
 def latest(session: Session, settings: Settings, now: datetime, board_id: str | None = None) -> PublishProgress | None:

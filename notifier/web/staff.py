@@ -361,6 +361,9 @@ def sending_progress(board_id: str) -> str:
     with services().sessions() as db:
         found = progress.latest(db, services().settings, utcnow(), board_id)
         estimated = previews.for_publish(db, services().settings, board, found.event_ids) if found else {}
+    if found:  # texts of several segments go at a fraction of the configured rate, which is in segments
+        found = progress.in_units(found, utcnow(), {channel: e.units / e.count for channel, e in estimated.items()
+                                                    if e.units and e.count})
     auto = request.args.get("auto") == "1"
     return render_template("staff/progress.html", board=board, progress=found, refresh=REFRESH_SECONDS, now=utcnow(),
                            auto=auto, estimates=estimated,
