@@ -11,6 +11,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import time
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -84,6 +85,7 @@ class Settings:
     vapid_subject: str = ""  # mailto: or https: contact sent to push services (RFC 8292)
     push_services: tuple[str, ...] = PUSH_SERVICES  # origins a subscription's endpoint may point at
     push_per_second: float = 200.0
+    sms_price: tuple[Decimal, str] | None = None  # per segment, and its currency (ISO 4217): for the preview's cost
     push_concurrency: int | None = None  # None: enough for the rate (`delivery.sending.limits`)
     push_timeout: float = 10.0
 
@@ -147,6 +149,7 @@ class Settings:
             vapid_subject=(env.get("NOTIFIER_VAPID_SUBJECT") or "").strip() or (DEV_VAPID_SUBJECT if debug else ""),
             push_services=_push_services(env, debug),
             push_per_second=_number(env, "NOTIFIER_PUSH_PER_SECOND", 200.0, minimum=0.01),
+            sms_price=_price(env, "NOTIFIER_SMS_PRICE"),
             push_concurrency=_threads(env, "NOTIFIER_PUSH_CONCURRENCY"),
             push_timeout=_number(env, "NOTIFIER_PUSH_TIMEOUT", 10.0, minimum=0.1, maximum=60),
             **twilio,
@@ -216,6 +219,23 @@ def _number(env: Mapping[str, str], name: str, default: float, minimum: float, m
         bounds = f"at least {minimum:g}" + (f" and at most {maximum:g}" if maximum is not None else "")
         raise ConfigError(f"{name}={raw!r}: must be {bounds}")
     return value
+
+
+def _price(env: Mapping[str, str], name: str) -> tuple[Decimal, str] | None:
+    """A price and its currency, "0.0083 USD": the amount (a dot for decimals) then an ISO 4217 code."""
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return None
+    parts = raw.split()
+    try:
+        amount = Decimal(parts[0]) if len(parts) == 2 else None
+    except InvalidOperation:
+        amount = None
+    if amount is None or not amount.is_finite() or amount < 0 or not (
+            len(parts[1]) == 3 and parts[1].isascii() and parts[1].isalpha()):
+        raise ConfigError(f"{name}={raw!r}: expected a price per segment and its currency code, "
+                          "such as 0.0083 USD")
+    return amount, parts[1].upper()
 
 
 def _whole(env: Mapping[str, str], name: str, default: int, maximum: int) -> int:

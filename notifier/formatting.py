@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
@@ -20,7 +21,7 @@ from babel.dates import (
     get_datetime_format,
     get_day_names,
 )
-from babel.numbers import format_decimal
+from babel.numbers import format_currency, format_decimal
 
 from notifier.links import in_language
 
@@ -106,6 +107,11 @@ def number(value: float, language: str) -> str:
     return format_decimal(value, format="#,##0.##", locale=_locale(language))
 
 
+def money(value: Decimal, currency: str, language: str) -> str:
+    """'US$12.45' / '12,45 $ US': an amount in `currency` as the language writes it, to the cent (Babel, CLDR)."""
+    return format_currency(value, currency, locale=_locale(language))
+
+
 def full_stop(text: str) -> str:
     """`text` ending with one full stop: a time ending in "a.m." or a sentence ending in "?" gets none more."""
     return text if text.rstrip().endswith((".", "!", "?", "\u2026")) else text + "."
@@ -153,7 +159,7 @@ def _locale(language: str) -> str:
 
 
 def install_filters(env: Any, language: Language) -> None:
-    """Register the `moment`, `html_datetime`, `pick`, `in_language`, `number`, `time_of_day`, `full_stop` and
+    """Register the `moment`, `html_datetime`, `pick`, `in_language`, `number`, `money`, `time_of_day`, `full_stop` and
     `after_colon` filters on a Jinja environment; `language` may be a callable."""
 
     def current() -> str:
@@ -164,6 +170,7 @@ def install_filters(env: Any, language: Language) -> None:
     env.filters["pick"] = lambda bilingual: bilingual.pick(current()) if bilingual is not None else ("", current())
     env.filters["in_language"] = lambda url: in_language(url, current())
     env.filters["number"] = lambda value: number(value, current())
+    env.filters["money"] = lambda value, currency: money(value, currency, current())
     env.filters["time_of_day"] = lambda value, seconds=False: time_of_day(value, current(), seconds)
     env.filters["day_and_time"] = lambda value: day_and_time(value, current())
     env.filters["short_day"] = lambda value: short_day(value, current())

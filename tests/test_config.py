@@ -28,6 +28,10 @@ MALFORMED = [
     ({"NOTIFIER_SMS_QUIET_HOURS": "21:00"}, "NOTIFIER_SMS_QUIET_HOURS"),
     ({"NOTIFIER_SMS_VALIDITY": "40000"}, "NOTIFIER_SMS_VALIDITY"),
     ({"NOTIFIER_SMS_PER_SECOND": "fast"}, "NOTIFIER_SMS_PER_SECOND"),
+    ({"NOTIFIER_SMS_PRICE": "0.0083"}, "NOTIFIER_SMS_PRICE"),
+    ({"NOTIFIER_SMS_PRICE": "0,0083 USD"}, "NOTIFIER_SMS_PRICE"),
+    ({"NOTIFIER_SMS_PRICE": "-1 USD"}, "NOTIFIER_SMS_PRICE"),
+    ({"NOTIFIER_SMS_PRICE": "0.0083 dollars"}, "NOTIFIER_SMS_PRICE"),
     ({"TWILIO_TIMEOUT": "0"}, "TWILIO_TIMEOUT"),
     ({"NOTIFIER_CLAIM_LEASE": "30", "TWILIO_TIMEOUT": "20"}, "NOTIFIER_CLAIM_LEASE"),
     ({"TWILIO_API_BASE_URL": "localhost:8099"}, "TWILIO_API_BASE_URL"),
@@ -65,6 +69,15 @@ def test_the_app_factory_refuses_to_start_with_a_malformed_setting(case, env):
     setting, name = case
     with pytest.raises(ConfigError, match=name):
         create_app({**env, **setting})
+
+
+def test_the_text_price_is_an_amount_per_segment_and_its_currency(tmp_path):
+    from decimal import Decimal
+
+    settings = Settings.from_env({"NOTIFIER_INSTANCE_DIR": str(tmp_path), "NOTIFIER_SMS_PRICE": " 0.0083 usd "})
+    assert settings.sms_price == (Decimal("0.0083"), "USD")
+    with pytest.raises(ConfigError, match="such as 0.0083 USD"):
+        Settings.from_env({"NOTIFIER_INSTANCE_DIR": str(tmp_path), "NOTIFIER_SMS_PRICE": "0.0083"})
 
 
 def test_the_defaults_need_no_settings_at_all(tmp_path):

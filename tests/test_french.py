@@ -11,8 +11,9 @@ import pytest
 from babel.messages.pofile import read_po
 
 from notifier.config import ROOT
+from notifier.delivery.channels import segments
 from notifier.formatting import TORONTO, moment
-from notifier.notices import segments, templates
+from notifier.notices import templates
 from notifier.status import document
 from notifier.status.boards import Panel
 

@@ -163,7 +163,8 @@ def _send_here(sessions: sessionmaker[Session], settings: Settings, ids: list[in
         pacer = _pacer(settings, name)
         with built[name].session():
             for job in found:
-                if not pacer.acquire(timeout=WAIT_SECONDS):  # left pending: a sending process will take it
+                # Not in time: left pending, for a sending process to take.
+                if not pacer.acquire(weight=built[name].units(job.message), timeout=WAIT_SECONDS):
                     release(sessions, [job.row_id], token)
                     continue
                 send_one(sessions, settings, built[name], job, token, _Direct(sessions), pacer.pushback)

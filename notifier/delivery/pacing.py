@@ -11,6 +11,9 @@ late send plus the on-time ones after it would put more than the cap into one se
 (`on_time`) just before it hands the message over. A thread stopped before its slot leaves it unused rather than
 send early. Slots are reserved at most `HORIZON` ahead.
 
+The cap is in the provider's units: a text of two segments takes two units' time (`acquire(weight)`), as
+Twilio counts a sender's rate and queue in segments; an email or a push is one.
+
 Sends are spaced for 99 % of the cap, and a little wider when the cap is small, so that the jitter between a slot
 and the provider's receipt (network, an SMTP exchange, a busy machine) keeps the busiest second within 5 % of the
 cap.
@@ -44,11 +47,12 @@ TICK = 0.0001
 EPOCH = 1_767_225_600  # 2026-01-01 00:00 UTC
 
 
-def spacing(rate: float) -> float:
-    """Seconds between two sends at `rate`: a little over 1/rate (`HEADROOM`), and wider for a small rate, so
-    that jitter between a slot and the provider's receipt cannot break the cap."""
-    allowed = math.floor(rate * 1.05 + 1e-9)  # what the busiest second may hold
-    base = 1.0 / (rate * HEADROOM)
+def spacing(rate: float, weight: int = 1) -> float:
+    """Seconds a send of `weight` units (a text's segments) holds at `rate` units a second: a little over
+    weight/rate (`HEADROOM`), and wider when few such sends fit in a second, so that jitter between a slot and the
+    provider's receipt cannot break the cap (at 10 a second, three-segment texts leave 3 a second, not 3.3)."""
+    allowed = math.floor(rate * 1.05 / weight + 1e-9)  # sends of this weight the busiest second may hold
+    base = weight / (rate * HEADROOM)
     return max(base, (1.0 + JITTER) / allowed) if allowed >= 1 else base
 
 
@@ -136,13 +140,15 @@ class Pacer:
 
     def acquire(self, stop: threading.Event | None = None, weight: int = 1,
                 timeout: float | None = None) -> float | None:
-        """Wait for this send's slot and return its time (epoch seconds); None if `stop` was set (or `timeout`
-        passed) first. While Redis is away it waits: it never sends without the limiter."""
+        """Wait for the slot of a send costing `weight` units (a text's segments: the cap is in what the provider
+        counts) and return its time (epoch seconds); None if `stop` was set (or `timeout` passed) first. The slot
+        holds the rate for `weight` units, so the next send comes that much later. While Redis is away it waits:
+        it never sends without the limiter."""
         at = _ticks()
         give_up = None if timeout is None else time.monotonic() + timeout
         while not (stop is not None and stop.is_set()) and not (give_up is not None and time.monotonic() > give_up):
             try:
-                interval = spacing(self.rate()) * weight
+                interval = spacing(self.rate(), weight)
                 # The library counts whole "milliseconds": given ticks instead, a slot is placed to 0.1 ms, not 1 ms.
                 rate = self.Rate(1000, max(1, round(interval / TICK * 1000 / weight)), burst=max(1, weight))
                 # pyrate_limiter's stores leave their check() unannotated (its base class declares it)

@@ -262,7 +262,7 @@ class Pipeline:
         recorder = Recorder(self.sessions)
         try:
             for job in jobs:
-                self.pacer.acquire()
+                self.pacer.acquire(weight=channel.units(job.message))
                 outcome = send_one(self.sessions, self.settings, channel, job, token, recorder, self.pacer.pushback)
                 if outcome == PAUSED:  # still refused: the next probe tries another row
                     with self.sessions() as session, session.begin():
@@ -309,7 +309,8 @@ class Pipeline:
             fresh = self._held(fresh, token)
             if fresh is None:
                 return
-            slot = None if self.paused or not self.registration.may_send() else self.pacer.acquire(stop)
+            slot = None if self.paused or not self.registration.may_send() else self.pacer.acquire(
+                stop, weight=channel.units(fresh.message))
             if slot is None:
                 self.built_through.pop(fresh.row_id, None)
                 if self.registration.may_send():

@@ -13,8 +13,9 @@ first message goes (or while a channel is paused) the configured rate is used, a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from sqlalchemy import and_, case, func, select
 from sqlalchemy.orm import Session
@@ -28,7 +29,8 @@ WINDOW = timedelta(seconds=60)  # the rate is measured over this much of the rec
 
 
 def configured_rate(settings: Settings, channel: str) -> float:
-    """Messages per second the senders are allowed on `channel` (NOTIFIER_SMS_PER_SECOND, …_EMAIL_…, …_PUSH_…)."""
+    """Messages per second the senders are allowed on `channel` (NOTIFIER_SMS_PER_SECOND, in segments, …_EMAIL_…,
+    …_PUSH_…)."""
     if channel == "push":
         return settings.push_per_second
     return settings.sms_per_second if channel == "sms" else settings.email_per_second
@@ -47,19 +49,31 @@ def minutes_and_hours(seconds: float) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Estimate:
-    """Recipients on one channel and the time to reach them all at the configured rate."""
+    """Recipients on one channel and the time to reach them all at the configured rate; for texts, the segments
+    they take (the rate is in segments) and, with NOTIFIER_SMS_PRICE, what they cost."""
 
     channel: str
     count: int
     rate: float
     seconds: float
+    units: int | None = None  # segments, for texts
+    cost: Decimal | None = None
+    currency: str | None = None
 
 
-def estimates(settings: Settings, counts: dict[str, int]) -> dict[str, Estimate]:
-    """One `Estimate` per channel for `counts` (channel -> recipients): email and SMS always, push when counted."""
-    return {channel: Estimate(channel, counts.get(channel, 0), configured_rate(settings, channel),
-                              seconds_to_send(counts.get(channel, 0), configured_rate(settings, channel)))
-            for channel in dict.fromkeys((*CHANNELS, *counts))}
+def estimates(settings: Settings, counts: dict[str, int], units: dict[str, int] | None = None) -> dict[str, Estimate]:
+    """One `Estimate` per channel for `counts` (channel -> recipients): email and SMS always, push when counted.
+    `units` gives a channel's segments when they differ from its messages (texts); the time is the segments'."""
+    found = {}
+    for channel in dict.fromkeys((*CHANNELS, *counts)):
+        count, rate = counts.get(channel, 0), configured_rate(settings, channel)
+        spent = (units or {}).get(channel, count)
+        cost = currency = None
+        if channel == "sms" and settings.sms_price is not None:
+            cost, currency = settings.sms_price[0] * spent, settings.sms_price[1]
+        found[channel] = Estimate(channel, count, rate, seconds_to_send(spent, rate),
+                                  spent if channel == "sms" else None, cost, currency)
+    return found
 
 
 @dataclass(frozen=True)
@@ -123,6 +137,20 @@ def for_events(session: Session, settings: Settings, event_ids: tuple[int, ...],
         result.append(ChannelProgress(channel, row.get(RowStatus.SENT.value, 0), remaining,
                                       row.get(RowStatus.FAILED.value, 0), rate, measured, end))
     return result
+
+
+def in_units(found: PublishProgress, now: datetime, per_message: dict[str, float]) -> PublishProgress:
+    """`found` with each channel's configured rate turned into messages per second when a message costs several
+    units of it (texts of two segments go at half NOTIFIER_SMS_PER_SECOND), and its expected end moved to match."""
+    rows = []
+    for row in found.channels:
+        units = per_message.get(row.channel, 1.0)
+        if not row.measured and units > 1:
+            rate = row.rate / units
+            end = now + timedelta(seconds=seconds_to_send(row.remaining, rate)) if row.remaining else None
+            row = replace(row, rate=rate, expected_end=end)
+        rows.append(row)
+    return replace(found, channels=tuple(rows))
 
 
 def latest(session: Session, settings: Settings, now: datetime, board_id: str | None = None) -> PublishProgress | None:

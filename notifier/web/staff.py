@@ -256,8 +256,10 @@ def _preview(old: Board, new: Board) -> dict:
     changes = diff(old, new)
     with services().sessions() as db:
         counts = previews.audience(db, new.id, changes, utcnow())
+        texts = previews.texts_now(db, new.id, changes)
     rendered = {language: previews.preview(old, new, language, services().settings) for language in ("en", "fr")}
-    estimates = previews.estimates(services().settings, counts)
+    estimates = previews.estimates(services().settings, counts, texts,
+                                   {language: shown.sms_segments for language, shown in rendered.items()})
     return {"changes": changes, "audience": counts, "estimates": estimates, **rendered}
 
 
@@ -358,9 +360,15 @@ def sending_progress(board_id: str) -> str:
     board = _board_for(board_id)
     with services().sessions() as db:
         found = progress.latest(db, services().settings, utcnow(), board_id)
+        estimated = previews.for_publish(db, services().settings, board, found.event_ids) if found else {}
+    if found:  # texts of several segments go at a fraction of the configured rate, which is in segments
+        found = progress.in_units(found, utcnow(), {channel: e.units / e.count for channel, e in estimated.items()
+                                                    if e.units and e.count})
     auto = request.args.get("auto") == "1"
     return render_template("staff/progress.html", board=board, progress=found, refresh=REFRESH_SECONDS, now=utcnow(),
-                           auto=auto)
+                           auto=auto, estimates=estimated,
+                           ends={channel: found.published_at + timedelta(seconds=e.seconds)
+                                 for channel, e in estimated.items()} if found else {})
 
 
 @bp.get("/boards/<board_id>/publishes")

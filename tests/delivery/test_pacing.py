@@ -15,14 +15,14 @@ import time
 from notifier.delivery.pacing import RECOVERY_SECONDS, Pacer, spacing
 
 
-def _send_for(pacers: list[Pacer], seconds: float, threads: int = 3) -> list[float]:
+def _send_for(pacers: list[Pacer], seconds: float, threads: int = 3, weight: int = 1) -> list[float]:
     times: list[float] = []
     lock = threading.Lock()
     end = time.time() + seconds
 
     def run(pacer: Pacer) -> None:
         while time.time() < end:
-            slot = pacer.acquire()
+            slot = pacer.acquire(weight=weight)
             if slot:
                 with lock:
                     times.append(slot)
@@ -48,6 +48,18 @@ def test_sends_are_spaced_evenly_and_never_exceed_the_cap_in_a_second():
 def test_two_processes_share_one_rate_through_redis(redis_url):
     times = _send_for([Pacer("sms", 20, redis_url), Pacer("sms", 20, redis_url)], 3.0)
     assert _busiest(times) <= 20 and len(times) >= 0.85 * 20 * 3
+
+
+def test_two_segment_texts_take_two_slots_each_across_processes(redis_url):
+    times = _send_for([Pacer("sms", 10, redis_url), Pacer("sms", 10, redis_url)], 3.0, weight=2)
+    assert 2 * _busiest(times) <= 10
+    assert 2 * len(times) >= 0.85 * 10 * 3
+
+
+def test_a_heavy_send_is_spaced_so_that_whole_sends_fit_the_cap():
+    # At 10 a second three-segment texts fit three to a second (9 segments), never four (12).
+    assert spacing(10, 3) >= 1 / 3 and spacing(10, 2) >= 2 * spacing(10)
+    assert spacing(100, 2) == 2 * spacing(100)
 
 
 def test_sends_are_paced_a_little_under_the_cap_and_a_small_cap_a_little_wider():

@@ -87,3 +87,15 @@ def test_a_publish_reads_as_still_planning_until_a_planning_pass_past_it_has_end
               follow=True)
     with sessions() as session:
         assert not progress.latest(session, settings, utcnow(), "tdsb").planning
+
+
+def test_a_configured_rate_in_segments_becomes_texts_per_second_for_the_expected_end():
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
+    texts = progress.ChannelProgress("sms", 0, 100, 0, 10.0, False, now + timedelta(seconds=10))
+    measured = progress.ChannelProgress("email", 5, 100, 0, 4.0, True, now + timedelta(seconds=25))
+    found = progress.PublishProgress("tdsb", now, (1,), (texts, measured))
+    shown = progress.in_units(found, now, {"sms": 2.0, "email": 3.0}).channels
+    assert (shown[0].rate, shown[0].expected_end) == (5.0, now + timedelta(seconds=20))
+    assert shown[1] == measured  # a measured rate is already in messages

@@ -20,6 +20,7 @@ from twilio.base.exceptions import TwilioRestException
 from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 
+from tests.fakes import twilio_messages
 from tests.fakes.twilio_control import TwilioControl
 from tests.fakes.twilio_sdk import sdk_client
 from tests.fakes.twilio_server import FakeTwilio
@@ -144,6 +145,28 @@ def test_the_rate_cap_holds_per_sender_and_other_senders_are_not_slowed(fake, cl
     assert figures[NUMBER]["mean_rate_sent"] <= 20.5
     assert figures[OTHER_NUMBER]["sent"] == 1
     assert set(fake.stats()["statuses"]) == {"delivered"}
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("a" * 160, 1), ("a" * 161, 2), ("a" * 306, 2), ("a" * 307, 3),  # GSM-7: 160, then 153 a part
+    ("é" * 160, 1), ("€" * 80, 1), ("€" * 81, 2),  # é is GSM-7; € takes two septets
+    ("ê" * 70, 1), ("ê" * 71, 2), ("ê" * 134, 2), ("ê" * 135, 3),  # UCS-2: 70, then 67 a part
+    ("😀" * 35, 1), ("a" * 66 + "😀" + "a" * 66, 3),  # an emoji is two UTF-16 units and never straddles two parts
+])
+def test_segments_are_counted_by_gsm7_and_ucs2_rules(body, expected):
+    assert twilio_messages.segments(body) == expected
+
+
+def test_the_senders_rate_is_in_segments_and_stats_count_them_per_second(fake, client):
+    fake.rate(4, sender=NUMBER)
+    for i in range(4):
+        send(client, body=f"{i} " + "ê" * 100)  # two UCS-2 segments each
+    fake.settle(timeout=10)
+    sent = sorted(m["_sent_mono"] for m in fake.messages)
+    assert sent[-1] - sent[0] >= 1.4  # 8 segments at 4 a second: the last leaves 1.5 s after the first
+    figures = fake.stats()["per_sender"][NUMBER]
+    assert figures["segments"] == 8 and figures["busiest_second_segments"] == 8  # all accepted at once
+    assert sum(figures["segments_per_second"]) == 8
 
 
 def test_a_message_waiting_longer_than_the_queue_allows_fails_with_30001():

@@ -1,9 +1,11 @@
 """Twilio's Message resource as the fake keeps it: its JSON, its error bodies, the list filters and paging of
-`GET …/Messages.json`, and the figures a test reads afterwards (busiest second per sender, duplicates).
+`GET …/Messages.json`, and the figures a test reads afterwards (busiest second per sender, in messages and in
+segments, the segments of each second, duplicates).
 
 A message is a dict of Twilio's public fields plus the fake's bookkeeping under keys starting with "_" (never
 shown): `_form` (what the client posted), `_created` and `_date_sent` (aware datetimes), `_accepted_at` (wall
-clock) and `_accepted_mono` / `_sent_mono` (monotonic seconds), `_sender` (From or MessagingServiceSid).
+clock) and `_accepted_mono` / `_sent_mono` (monotonic seconds), `_sender` (From or MessagingServiceSid),
+`_segments` (as Twilio counts them, even with a Messaging Service, whose `num_segments` reads 0 at first).
 
 The list behaves as Twilio documents it: `To` and `From` match exactly; `DateSent`, `DateSent<` and `DateSent>`
 match the date the message was SENT, so a message still queued (no date_sent) is never found by them; newest
@@ -13,7 +15,6 @@ so messages arriving between two pages do not shift what the next page holds.
 
 from __future__ import annotations
 
-import math
 import secrets
 from collections import Counter, defaultdict
 from datetime import UTC, date, datetime
@@ -58,10 +59,29 @@ def rfc2822(moment: datetime | None) -> str | None:
     return format_datetime(moment) if moment else None
 
 
+# GSM 03.38's default alphabet in table order (128 septets), and the extension table's characters (two septets:
+# escape + one). Written out here rather than taken from the product, so that the fake checks the product's count.
+GSM7 = ("@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ\x1bÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?"
+        "¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà")
+GSM7_EXTENSION = "\f^{}\\[~]|€"
+assert len(GSM7) == 128
+
+
 def segments(body: str) -> int:
-    """Roughly how many segments Twilio bills (GSM-7 if ASCII, else UCS-2); the fake only reports it."""
-    single, multi = (160, 153) if body.isascii() else (70, 67)
-    return 1 if len(body) <= single else math.ceil(len(body) / multi)
+    """The segments Twilio counts and bills: GSM-7 (160 septets, 153 a part) when every character is in GSM 03.38,
+    else UCS-2 (70 UTF-16 units, 67 a part); a character never straddles two parts."""
+    if all(ch in GSM7 or ch in GSM7_EXTENSION for ch in body):
+        sizes, single, part = [2 if ch in GSM7_EXTENSION else 1 for ch in body], 160, 153
+    else:
+        sizes, single, part = [len(ch.encode("utf-16-le")) // 2 for ch in body], 70, 67
+    if sum(sizes) <= single:
+        return 1 if sizes else 0
+    parts, used = 1, 0
+    for size in sizes:
+        if used + size > part:
+            parts, used = parts + 1, 0
+        used += size
+    return parts
 
 
 def new_message(account_sid: str, form: dict, now: datetime, monotonic: float) -> dict:
@@ -78,7 +98,8 @@ def new_message(account_sid: str, form: dict, now: datetime, monotonic: float) -
         "subresource_uris": {"media": f"{API}/Accounts/{account_sid}/Messages/{sid}/Media.json"},
         "to": form.get("To"), "uri": f"{API}/Accounts/{account_sid}/Messages/{sid}.json",
         "_form": form, "_created": now, "_date_sent": None, "_accepted_at": now.timestamp(),
-        "_accepted_mono": monotonic, "_sent_mono": None, "_sender": service or form.get("From") or "",
+        "_segments": segments(body), "_accepted_mono": monotonic, "_sent_mono": None,
+        "_sender": service or form.get("From") or "",
     }
 
 
@@ -163,6 +184,30 @@ def busiest_second(times: list[float]) -> int:
     return best
 
 
+def busiest_second_weighted(events: list[tuple[float, int]]) -> int:
+    """The most units (segments) inside any window of one second, for (time, units) events in any order."""
+    events = sorted(events)
+    best = total = first = 0
+    for moment, units in events:
+        total += units
+        while moment - events[first][0] >= 1.0:
+            total -= events[first][1]
+            first += 1
+        best = max(best, total)
+    return best
+
+
+def per_second(events: list[tuple[float, int]]) -> list[int]:
+    """Units in each whole second from the first event (the first second starts at it)."""
+    if not events:
+        return []
+    start = min(t for t, _ in events)
+    counts = [0] * (int(max(t for t, _ in events) - start) + 1)
+    for moment, units in events:
+        counts[int(moment - start)] += units
+    return counts
+
+
 def mean_rate(times: list[float]) -> float:
     """Events per second between the first and the last (0 with fewer than two)."""
     if len(times) < 2 or max(times) == min(times):
@@ -179,9 +224,13 @@ def stats(messages: list[dict]) -> dict:
     for sender, mine in by_sender.items():
         accepted = [m["_accepted_mono"] for m in mine]
         sent = [m["_sent_mono"] for m in mine if m["_sent_mono"] is not None]
+        weighed = [(m["_accepted_mono"], m["_segments"]) for m in mine]
         senders[sender] = {"accepted": len(mine), "busiest_second": busiest_second(accepted),
                            "mean_rate": round(mean_rate(accepted), 3), "sent": len(sent),
-                           "busiest_second_sent": busiest_second(sent), "mean_rate_sent": round(mean_rate(sent), 3)}
+                           "busiest_second_sent": busiest_second(sent), "mean_rate_sent": round(mean_rate(sent), 3),
+                           "segments": sum(units for _, units in weighed),
+                           "busiest_second_segments": busiest_second_weighted(weighed),
+                           "segments_per_second": per_second(weighed)}
     pairs = Counter((m["to"], m["body"]) for m in messages)
     return {
         "accepted": len(messages), "per_sender": senders, "per_to": dict(Counter(m["to"] for m in messages)),

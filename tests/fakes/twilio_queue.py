@@ -1,6 +1,7 @@
 """The fake's sender queues: what Twilio does with a message after it answered 201.
 
-Each sender (the `From` number, or the `MessagingServiceSid`) sends at most `mps` messages a second; what comes
+Each sender (the `From` number, or the `MessagingServiceSid`) sends at most `mps` segments a second, as Twilio
+counts a sender's rate (a two-segment text takes two slots); what comes
 faster waits in that sender's queue, `queued` (`accepted` with a Messaging Service) with no date_sent. A
 dispatcher thread moves the head of each queue to `sent` (stamping date_sent) at that rate, then after
 `delivery_seconds` to `delivered`, or to the outcome scripted for that number (`undelivered`/`failed` with 30003,
@@ -9,8 +10,7 @@ dispatcher thread moves the head of each queue to `sent` (stamping date_sent) at
 with 30002 when their turn comes. With `mps=None` (the default) a sender has no limit: a message is sent the
 moment it is accepted (still answered as `queued`, as Twilio does).
 
-It does not split messages into segments for the rate (one message = one unit), nor pick numbers out of a
-Messaging Service's pool.
+It does not pick numbers out of a Messaging Service's pool.
 """
 
 from __future__ import annotations
@@ -112,8 +112,9 @@ class SenderQueues:
                         continue
                     rate = self.mps(sender)
                     if self._next_slot[sender] <= now:
-                        self._send(queue.popleft(), now)
-                        self._next_slot[sender] = now + (1.0 / rate if rate else 0.0)
+                        sent = queue.popleft()
+                        self._send(sent, now)
+                        self._next_slot[sender] = now + (max(1, sent["_segments"]) / rate if rate else 0.0)
                     wake = min(wake, self._next_slot[sender]) if queue else wake
                 while self._deliveries and self._deliveries[0][0] <= now:
                     self._deliver(heapq.heappop(self._deliveries)[2])

@@ -21,13 +21,14 @@ Failures, scripted or random:
   created and will be sent, but the answer comes `s` later (the client believes it failed);
 - `faults(rate, seed)`: that fraction of creates answer 429/20429, 500, 503, or stall (created, answered late).
 What the test reads: `messages` (dicts; `sent_to(to)`), `requests` (every create's form), `callbacks`, `inbound`,
-`stats()` (busiest second and mean rate per sender, per-To counts, duplicates), `settle()` to wait for quiet.
+`stats()` (busiest second and mean rate per sender, in messages and in segments, with the segments of each
+second; per-To counts, duplicates), `settle()` to wait for quiet. Rates are in segments (GSM-7 160/153, UCS-2 70/67).
 Inbound: `text(url, from_, body)` posts a signed inbound SMS to the app; `replay()` sends one again exactly.
 
 Standalone: `python -m tests.fakes.twilio_server --port N --account-sid AC… --auth-token T [--mps R]
 [--queue-seconds S] [--max-concurrent N] [--fault-rate F --seed S]` prints `fake twilio listening on URL`; control
 endpoints under `/_fake/` (tests/fakes/twilio_control.py, with the `TwilioControl` client).
-Not imitated: MMS, scheduling, Messaging Service sender pools, segment-based rates, 21611, cancelling messages.
+Not imitated: MMS, scheduling, Messaging Service sender pools, 21611, cancelling messages.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ class FakeTwilio:
             self.queues.outcomes[to] = [status, code, times]
 
     def rate(self, mps: float | None, sender: str | None = None) -> None:
-        """Messages per second for one sender (From or MessagingServiceSid), or for every sender; None: no limit."""
+        """Segments per second for one sender (From or MessagingServiceSid), or for every sender; None: no limit."""
         with self._lock:
             if sender is None:
                 self.queues.default_mps = mps
@@ -418,7 +419,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--account-sid", default="AC" + "0" * 32)
     parser.add_argument("--auth-token", default="fake-auth-token")
-    parser.add_argument("--mps", type=float, default=None, help="messages/second per sender (default: no limit)")
+    parser.add_argument("--mps", type=float, default=None, help="segments/second per sender (default: no limit)")
     parser.add_argument("--queue-seconds", type=float, default=36_000)
     parser.add_argument("--delivery-seconds", type=float, default=0.0)
     parser.add_argument("--max-concurrent", type=int, default=None)

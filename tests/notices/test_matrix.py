@@ -17,7 +17,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from notifier.config import Settings
-from notifier.notices import segments, templates
+from notifier.delivery.channels import segments
+from notifier.notices import templates
 from notifier.notices.digests import PANELS, Event, select_for
 from notifier.notices.render import render_digest
 from notifier.status.boards import Board

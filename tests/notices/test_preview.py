@@ -79,3 +79,18 @@ def test_audience_and_estimates_count_push_subscribers_at_their_own_rate(session
         counts = audience(session, "tdsb", diff(board, closed), NOW)
     assert counts["push"] == {"now": 1, "daily": 0}
     assert estimates(settings, counts)["push"].rate == settings.push_per_second == 200
+
+
+def test_texts_are_timed_and_priced_in_each_language_s_segments(settings):
+    from dataclasses import replace
+    from decimal import Decimal
+
+    from notifier.notices.preview import estimates
+
+    priced = replace(settings, sms_per_second=2.0, sms_price=(Decimal("0.0083"), "USD"))
+    counts = {"email": {"now": 0, "daily": 0}, "sms": {"now": 5, "daily": 1}}
+    texts = estimates(priced, counts, {"en": 3, "fr": 2}, {"en": 1, "fr": 2})["sms"]
+    assert (texts.count, texts.units, texts.seconds) == (5, 7, 3.5)
+    assert (texts.cost, texts.currency) == (Decimal("0.0581"), "USD")
+    assert estimates(priced, counts, {"pa": 1}, {"en": 1, "fr": 2})["sms"].units == 2  # no preview: the longest
+    assert estimates(settings, counts)["sms"].cost is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from notifier.config import ROOT, Settings
-from notifier.notices import segments
+from notifier.delivery.channels import segments
 from notifier.notices.preview import preview
 from notifier.status import document
 from notifier.status.boards import Board

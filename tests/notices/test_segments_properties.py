@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from notifier.notices import segments
+from notifier.delivery.channels import segments
 
 GSM = sorted(segments.GSM_BASIC | segments.GSM_EXTENDED)
 gsm_texts = st.text(alphabet=st.sampled_from(GSM), max_size=700)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from notifier.status import document
-from tests.staff.conftest import TDSB_STAFF, latest_signin_link, make_staff
+from tests.staff.conftest import TDSB_STAFF, latest_signin_link, make_staff, make_subscriber
 
 pytestmark = pytest.mark.browser
 
@@ -38,9 +38,17 @@ def sign_in(page, live_server, settings, axe, language: str) -> None:
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])
-def test_sign_in_edit_preview_and_publish_on_a_phone(page, live_server, settings, sessions, axe, language):
+def test_sign_in_edit_preview_and_publish_on_a_phone(page, app, live_server, settings, sessions, axe, language):
+    from dataclasses import replace
+    from decimal import Decimal
+
     words = WORDS[language]
     make_staff(sessions, TDSB_STAFF, ["tdsb"])
+    # The audience table at its widest: texts in segments, and their cost.
+    app.extensions["notifier"].settings = replace(app.extensions["notifier"].settings,
+                                                  sms_price=(Decimal("0.0083"), "USD"))
+    for n in range(3):
+        make_subscriber(sessions, "tdsb", f"parent{n}@example.org", language=language, phone=f"+1613555012{n}")
     sign_in(page, live_server, settings, axe, language)
     page.get_by_role("link", name="Toronto District School Board").click()
     axe(page)
@@ -50,6 +58,7 @@ def test_sign_in_edit_preview_and_publish_on_a_phone(page, live_server, settings
     page.get_by_role("button", name=words["preview"]).click()
     axe(page)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390  # the email preview wraps on a phone
+    assert page.get_by_text("Coût\u00a0: environ" if language == "fr" else "Cost: about").is_visible()
     page.get_by_role("button", name=words["test"]).click()
     axe(page)
     page.get_by_role("button", name=words["publish"]).click()

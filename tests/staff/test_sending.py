@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+from dataclasses import replace
 
 from flask import render_template_string
 
@@ -35,7 +36,7 @@ def test_the_preview_says_how_long_reaching_everyone_takes_at_the_configured_rat
     make_subscriber(sessions, "tdsb", PARENT, phone=PHONE)
     page = text_of(console.edit("tdsb", action="preview", status="closed"))
     assert "less than a minute for 1 email at 20/s" in page
-    assert "less than a minute for 1 text at 1/s" in page
+    assert "less than a minute for 1 text (1 segment) at 1/s" in page
 
 
 def test_the_estimate_reads_as_minutes_and_hours_in_english_and_french(app):
@@ -48,6 +49,33 @@ def test_the_estimate_reads_as_minutes_and_hours_in_english_and_french(app):
     with app.test_request_context("/staff/?lang=fr"):
         assert render_template_string(template, e=texts) == (
             "environ 42\u00a0min pour 250\u00a0000 textos à 100/s")
+
+
+def test_texts_are_estimated_in_segments_with_their_cost_in_english_and_french(app):
+    from decimal import Decimal
+
+    template = '{% from "staff/_sending.html" import estimate with context %}{{ estimate(e) }}'
+    texts = Estimate("sms", 125_000, 100.0, 2500.0, units=250_000, cost=Decimal("2075.0000"), currency="USD")
+    with app.test_request_context("/staff/?lang=en"):
+        assert render_template_string(template, e=texts) == (
+            "about 42 min for 125,000 texts (250,000 segments) at 100/s<br>Cost: about US$2,075.00")
+    with app.test_request_context("/staff/?lang=fr"):
+        assert render_template_string(template, e=texts) == (
+            "environ 42\u00a0min pour 125\u00a0000 textos (250\u00a0000\u00a0segments) à 100/s"
+            "<br>Coût\u00a0: environ 2\u00a0075,00\u00a0$\u00a0US")
+
+
+def test_the_preview_counts_every_language_s_texts_in_segments_and_prices_them(console, sessions, first_cycle,
+                                                                                app):
+    from decimal import Decimal
+
+    app.extensions["notifier"].settings = replace(app.extensions["notifier"].settings,
+                                                  sms_price=(Decimal("0.01"), "CAD"))
+    make_subscriber(sessions, "tdsb", PARENT, phone=PHONE)
+    make_subscriber(sessions, "tdsb", "autre@example.org", phone="+16135550124", language="fr")
+    page = console.edit("tdsb", action="preview", status="closed")
+    shown = re.search(r"for 2 texts \((\d) segments\) at 1/s Cost: about \$0\.0(\d)", text_of(page))
+    assert shown and shown.group(1) == shown.group(2), text_of(page)
 
 
 def test_after_publishing_the_console_follows_the_sending_per_channel(console, settings, sessions, first_cycle):
@@ -64,6 +92,23 @@ def test_after_publishing_the_console_follows_the_sending_per_channel(console, s
     assert 'http-equiv="refresh"' not in page.get_data(as_text=True)  # only when asked for
     assert 'http-equiv="refresh"' in console.client.get("/staff/boards/tdsb/progress?auto=1").get_data(as_text=True)
     assert "<th scope=\"col\">Remaining</th>" in page.get_data(as_text=True)
+
+
+def test_the_progress_page_shows_reached_so_far_against_the_preview_s_estimate(console, settings, sessions,
+                                                                               first_cycle):
+    make_subscriber(sessions, "tdsb", PARENT, phone=PHONE)
+    make_subscriber(sessions, "tdsb", "autre@example.org", phone="+16135550124", language="fr")
+    console.edit("tdsb", status="closed")
+    planning.plan(sessions, settings, utcnow())
+    drain(sessions, settings, compose.MessageBuilder, only=("email",))
+    page = text_of(console.client.get("/staff/boards/tdsb/progress"))
+    assert re.search(r"Email: 2 of 2 reached \(100 %\); the estimate at the configured rate: less than a minute for "
+                     r"2 emails at 20/s, everyone by ", page), page
+    assert re.search(r"Text message: 0 of 2 reached \(0 %\); the estimate at the configured rate: less than a "
+                     r"minute for 2 texts \(2 segments\) at 1/s, everyone by ", page), page
+    french = html.unescape(console.client.get("/staff/boards/tdsb/progress?lang=fr").get_data(as_text=True))
+    expected = "Message texte\u00a0: 0 sur 2 atteints (0\u00a0%)\u202f; estimation au débit configuré\u00a0: "
+    assert expected in french, french
 
 
 def test_when_everything_is_sent_the_page_stops_refreshing(console, settings, sessions, first_cycle):

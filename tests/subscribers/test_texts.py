@@ -10,7 +10,8 @@ from babel.messages.pofile import read_po
 from jinja2.ext import babel_extract
 
 from notifier.config import ROOT
-from notifier.notices import segments, templates
+from notifier.delivery.channels import segments
+from notifier.notices import templates
 from notifier.status.boards import Panel
 
 NOT_MINE = {"digest.txt", "reminder.txt"}  # notices about boards: tests/notices covers them

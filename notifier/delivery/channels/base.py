@@ -89,6 +89,11 @@ class Channel(ABC):
                 except DeliveryError as error:
                     yield message, error
 
+    def units(self, message: Message) -> int:
+        """How many of the provider's units `message` costs, which pacing spends (one by default; a text is
+        counted in segments, as its provider bills and rate-limits it)."""
+        return 1
+
     def warm(self) -> None:
         """Do the first use's work (the provider library's lazy imports) before the first paced send, so that the
         send leaves in its slot: several threads importing at once leave late and together (nothing by default)."""

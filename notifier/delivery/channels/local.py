@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from notifier.db import utcnow
-from notifier.delivery.channels.base import Channel, Message, Receipt
+from notifier.delivery.channels import segments
+from notifier.delivery.channels.base import SMS, Channel, Message, Receipt
 
 
 class OutboxChannel(Channel):
@@ -23,6 +24,10 @@ class OutboxChannel(Channel):
     def __init__(self, folder: str | os.PathLike[str], kind: str) -> None:
         self.folder = Path(folder)
         self.name = kind
+
+    def units(self, message: Message) -> int:
+        """Texts in segments, as their provider would count them; anything else one each."""
+        return max(1, segments.segments(message.text)) if self.name == SMS else 1
 
     def _send(self, message: Message) -> Receipt:
         self.folder.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,7 @@ from twilio.http.http_client import TwilioHttpClient
 from twilio.rest import Client
 from urllib3.exceptions import NewConnectionError
 
+from notifier.delivery.channels import segments
 from notifier.delivery.channels.base import Channel, Message, Receipt
 from notifier.errors import (
     AccountError,
@@ -97,6 +98,11 @@ class TwilioChannel(Channel):
         self.messaging_service_sid = messaging_service_sid
         self.status_callback = status_callback if status_callback and "localhost" not in status_callback else None
         self.validity_period = validity_period
+
+    def units(self, message: Message) -> int:
+        """Segments, as Twilio counts the messages per second of a sender and its queue (GSM-7 160/153, UCS-2
+        70/67)."""
+        return max(1, segments.segments(message.text))
 
     def warm(self) -> None:
         self.client.messages  # noqa: B018 - the SDK imports its REST resources on first access
