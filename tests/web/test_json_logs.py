@@ -39,6 +39,7 @@ def test_the_web_process_writes_only_json_lines_holding_no_whole_address(process
     _get(f"{web.url}/manage/{TOKEN}?email={ADDRESS}")
     _get(f"{web.url}/healthz?done=1")
     web.wait_for_log(r"done=1", timeout=30)
+    web.wait_for_log(r"GET /manage/", timeout=30)  # each thread writes its own access line: in any order
     lines = _lines(web.log())  # every line parses, or json.loads raises
     assert all({"time", "level", "logger", "message", "role", "process"} <= set(line) for line in lines)
     assert any(line["logger"] == "gunicorn.error" for line in lines)  # gunicorn's own lines
