@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from notifier.config import Settings
 from notifier.db import make_engine, make_sessionmaker, utcnow
 from notifier.delivery import health, retention, totals
-from notifier.delivery.drain import DrainStats, SendingLoop, drain
+from notifier.delivery.drain import CHANNELS, DrainStats, SendingLoop, drain
 from notifier.delivery.outbox import ClockState, OutboxRow
 from notifier.delivery.senders import SenderRefused
 from notifier.notices import compose, planning, reminders, webhooks
@@ -48,14 +48,15 @@ HEARTBEAT_SECONDS = 60
 
 
 def send_due(settings: Settings, sessions: sessionmaker[Session], now: datetime | None = None,
-             kind: str = "drain") -> DrainStats:
-    """Send every due row until none is left, composing each message with the notices wing."""
-    return drain(sessions, settings, compose.MessageBuilder, now, kind=kind)
+             kind: str = "drain", channels: tuple[str, ...] = CHANNELS) -> DrainStats:
+    """Send every due row of `channels` until none is left, composing each message with the notices wing."""
+    return drain(sessions, settings, compose.MessageBuilder, now, only=channels, kind=kind)
 
 
-def sending_loop(settings: Settings, sessions: sessionmaker[Session], kind: str) -> SendingLoop:
-    """The continuous sending loop (not started) that the clock's threads and every worker run."""
-    return SendingLoop(sessions, settings, compose.MessageBuilder, kind)
+def sending_loop(settings: Settings, sessions: sessionmaker[Session], kind: str,
+                 channels: tuple[str, ...] = CHANNELS) -> SendingLoop:
+    """The continuous sending loop (not started) that the clock's threads and every worker run, for `channels`."""
+    return SendingLoop(sessions, settings, compose.MessageBuilder, kind, channels=channels)
 
 
 def cycle_steps(settings: Settings, deliver: bool = True,

@@ -52,10 +52,29 @@ def tick() -> None:
     sys.exit(0 if result.ok and not paused else 1)
 
 
+def _channels(context: click.Context, parameter: click.Parameter, value: str | None) -> tuple[str, ...]:
+    """`--channels push,email` as the channels' names, in sending order; every channel when not given."""
+    from notifier.delivery.drain import CHANNELS
+
+    if value is None:
+        return CHANNELS
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name.lower() not in CHANNELS]
+    if unknown or not names:
+        raise click.BadParameter(
+            (f"unknown channel{'s' if len(unknown) > 1 else ''} {', '.join(repr(n) for n in unknown)}" if unknown
+             else "no channel given") + f"; valid channels: {', '.join(CHANNELS)} (comma-separated)",
+            context, parameter)
+    return tuple(name for name in CHANNELS if name in {n.lower() for n in names})
+
+
 @click.command("worker")
 @click.option("--once", is_flag=True, help="Send what is due until nothing is left, then exit (cron, tests).")
-def worker(once: bool) -> None:
-    """Send from the outbox beside the clock, under the sender's shared rate; any number of workers, any hosts."""
+@click.option("--channels", "channels", metavar="NAMES", callback=_channels,
+              help="Send only these channels, comma-separated (email, sms, webhook, push); default: every channel.")
+def worker(once: bool, channels: tuple[str, ...]) -> None:
+    """Send from the outbox beside the clock, under the sender's shared rate; any number of workers, any hosts.
+    With --channels, only those channels' messages (e.g. a process of its own for push)."""
     from notifier import clock as clock_process
     from notifier.db import make_engine, make_sessionmaker
     from notifier.delivery.senders import SenderRefused
@@ -65,12 +84,12 @@ def worker(once: bool) -> None:
     sessions = make_sessionmaker(make_engine(config.database_url))
     try:
         if once:
-            clock_process.send_due(config, sessions, kind="worker")
+            clock_process.send_due(config, sessions, kind="worker", channels=channels)
             return
         stopping = threading.Event()
         for number in (signal.SIGINT, signal.SIGTERM):  # its own: SIGINT may come inherited as ignored (a script's
             signal.signal(number, lambda *_: stopping.set())  # background job), and then Python installs none
-        loop = clock_process.sending_loop(config, sessions, "worker")
+        loop = clock_process.sending_loop(config, sessions, "worker", channels)
         loop.start()
         metrics.serve(config.metrics_address, "worker")
     except SenderRefused as refused:

@@ -94,11 +94,13 @@ def drain(
 
 
 class SendingLoop:
-    """Sends continuously until stopped: every channel's pipeline in threads of this process."""
+    """Sends continuously until stopped: each of `channels`' pipeline (every channel's by default) in threads of
+    this process."""
 
     def __init__(self, sessions: sessionmaker[Session], settings: Settings, compose: ComposerFactory, kind: str,
-                 factory: ChannelFactory | None = None) -> None:
+                 factory: ChannelFactory | None = None, channels: tuple[str, ...] = CHANNELS) -> None:
         self.sessions, self.settings, self.compose, self.kind = sessions, settings, compose, kind
+        self.channels = channels
         self.factory = _factory(settings, factory, sessions)
         self.stop_event = threading.Event()
         self.stats = DrainStats()
@@ -114,14 +116,15 @@ class SendingLoop:
     def start(self) -> None:
         """Register as a sender (raises `senders.SenderRefused`) and start sending in background threads."""
         self.registration = senders.acquire(self.sessions, self.kind, shared_limiter=bool(self.settings.redis_url))
-        for name in CHANNELS:
+        for name in self.channels:
             pipeline = Pipeline(self.sessions, self.settings, name, self.compose, self.factory, self.registration,
                                 pacer(self.settings, name), self.stats)
             self.pipelines.append(pipeline)
             thread = threading.Thread(target=self._run, args=(pipeline,), name=f"sending-{name}", daemon=True)
             thread.start()
             self.threads.append(thread)
-        log.info("sending loop started (%s): texts at %.2f/s, emails at %.2f/s%s", self.kind,
+        log.info("sending loop started (%s): %s; texts at %.2f/s, emails at %.2f/s%s", self.kind,
+                 "every channel" if set(self.channels) == set(CHANNELS) else "only " + ", ".join(self.channels),
                  self.settings.sms_per_second, self.settings.email_per_second,
                  ", rate shared through Redis" if self.settings.redis_url else "")
 
