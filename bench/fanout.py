@@ -188,16 +188,23 @@ def stats(twilio_url: str) -> dict:
 # --- the run ---------------------------------------------------------------------------------------------------
 
 
-def populate(sessions, count: int, only: str | None = None) -> None:
+def populate(sessions, count: int, only: str | None = None, *, contact=None, more=None,
+             tables: tuple[str, ...] = ()) -> None:
     """`count` active subscribers following the board's both panels: even ones by SMS, odd ones by email (or all
-    by the channel `only` names).
+    by the channel `only` names; `contact(i)` gives another channel and address, `more(session, ids, now)` stores
+    what goes with them, in `tables`).
 
     Stored with the driver's executemany, 50,000 families a transaction, then the tables analysed on PostgreSQL
-    (a live database has statistics; a table filled a second ago has none, and its query plans would be guesses)."""
+    (a live database has statistics; a table filled a second ago has none, and its query plans would be guesses:
+    250,000 push digests planned by nested loops took more than 18 minutes)."""
     from sqlalchemy import text
 
     from notifier.db import insert_many, utcnow
     from notifier.subscribers.models import Contact, Follow, Subscriber
+
+    def by_sms_or_email(i: int) -> dict:
+        return {"channel": "sms" if _by_text(i, only) else "email",
+                "address": f"+1{2_000_000_000 + i}" if _by_text(i, only) else f"parent{i}@example.org"}
 
     now = utcnow()
     for start in range(1, count + 1, 50_000):
@@ -210,14 +217,15 @@ def populate(sessions, count: int, only: str | None = None) -> None:
                 {"subscriber_id": i, "board_id": BOARD, "panel": panel} for i in ids
                 for panel in ("elementary", "secondary")])
             insert_many(session, Contact.__table__, [{
-                "id": i, "subscriber_id": i, "channel": "sms" if _by_text(i, only) else "email",
-                "address": f"+1{2_000_000_000 + i}" if _by_text(i, only) else f"parent{i}@example.org",
+                "id": i, "subscriber_id": i, **(contact or by_sms_or_email)(i),
                 "status": "active", "frequency": "immediate", "created_at": now, "seen_event_id": 0,
                 "morning_reminder": False, "link_key": f"bench-{i}",
             } for i in ids])
+            if more:
+                more(session, ids, now)
     with sessions() as session, session.begin():
         if session.get_bind().dialect.name == "postgresql":
-            for table in ("subscribers", "follows", "contacts", "outbox"):
+            for table in ("subscribers", "follows", "contacts", *tables, "outbox"):
                 session.execute(text(f"ANALYZE {table}"))
 
 
@@ -492,8 +500,7 @@ def populate_push(sessions, count: int, push_url: str) -> None:
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-    from notifier.db import insert_many, utcnow
-    from notifier.subscribers.models import Contact, Follow, Subscriber
+    from notifier.db import insert_many
     from notifier.subscribers.push import PushSubscription, endpoint_hash
 
     def b64(raw: bytes) -> str:
@@ -501,32 +508,17 @@ def populate_push(sessions, count: int, push_url: str) -> None:
 
     point = ec.generate_private_key(ec.SECP256R1()).public_key().public_bytes(Encoding.X962,
                                                                               PublicFormat.UncompressedPoint)
-    p256dh, auth, now = b64(point), b64(os.urandom(16)), utcnow()
-    for start in range(1, count + 1, 50_000):
-        ids = range(start, min(start + 50_000, count + 1))
-        with sessions() as session, session.begin():
-            insert_many(session, Subscriber.__table__, [
-                {"id": i, "language": "fr" if i % 5 == 0 else "en", "notify_on_effect": False, "created_at": now}
-                for i in ids])
-            insert_many(session, Follow.__table__, [
-                {"subscriber_id": i, "board_id": BOARD, "panel": panel} for i in ids
-                for panel in ("elementary", "secondary")])
-            insert_many(session, Contact.__table__, [{
-                "id": i, "subscriber_id": i, "channel": "push", "address": f"wp-bench-{i}", "status": "active",
-                "frequency": "immediate", "created_at": now, "seen_event_id": 0, "morning_reminder": False,
-                "link_key": f"bench-{i}",
-            } for i in ids])
-            insert_many(session, PushSubscription.__table__, [{
-                "contact_id": i, "endpoint": f"{push_url}/push/{i}",
-                "endpoint_hash": endpoint_hash(f"{push_url}/push/{i}"),
-                "p256dh": p256dh, "auth": auth, "created_at": now, "updated_at": now,
-            } for i in ids])
-    from sqlalchemy import text
+    p256dh, auth = b64(point), b64(os.urandom(16))
 
-    with sessions() as session, session.begin():  # as after an import: without statistics PostgreSQL plans the
-        if session.get_bind().dialect.name == "postgresql":  # closure's digests by nested loops (100,000 in 18 min)
-            for table in ("subscribers", "follows", "contacts", "push_subscriptions", "outbox"):
-                session.execute(text(f"ANALYZE {table}"))
+    def subscriptions(session, ids, now) -> None:
+        insert_many(session, PushSubscription.__table__, [{
+            "contact_id": i, "endpoint": f"{push_url}/push/{i}",
+            "endpoint_hash": endpoint_hash(f"{push_url}/push/{i}"),
+            "p256dh": p256dh, "auth": auth, "created_at": now, "updated_at": now,
+        } for i in ids])
+
+    populate(sessions, count, contact=lambda i: {"channel": "push", "address": f"wp-bench-{i}"},
+             more=subscriptions, tables=("push_subscriptions",))
 
 
 def run_push(args, workdir: Path, twilio_url: str, smtp_port: int) -> int:
